@@ -206,7 +206,7 @@ def test_the_model_and_the_planner_take_the_resolved_profile_and_link():
 
 def test_plan_resolves_each_core_once_and_takes_the_system_files_objects(monkeypatch):
     """`plan --system`: the file's reader resolves its link and key once (LoadedSystem.link,
-    .key_profile); the plan looks each emulated core up once (app/plan._cores) and hands the file's
+    .key_profile); the plan chooses each device once (app/plan._devices: inputs.devices.choose_device) and hands the file's
     objects to the planner without parsing the link or reading the profiles again."""
     from secperf.app import plan as A
     from secperf.inputs import devices as DV
@@ -216,8 +216,8 @@ def test_plan_resolves_each_core_once_and_takes_the_system_files_objects(monkeyp
     assert ls.link is not None and ls.link.name == ls.system.network.link
     assert ls.key_profile is not None and f"se:{ls.key_profile.name}" in ls.system.security.key
     looked: list[str] = []
-    real = DV.core
-    monkeypatch.setattr(DV, "core", lambda name: looked.append(name) or real(name))
+    real = DV.choose_device
+    monkeypatch.setattr(DV, "choose_device", lambda name: looked.append(name) or real(name))
     o = A.PlanOptions(
         patterns=[pattern(ls).name],
         device=ls.system.device.core,
@@ -235,10 +235,11 @@ def test_plan_resolves_each_core_once_and_takes_the_system_files_objects(monkeyp
 
     monkeypatch.setattr(A, "_link", again)
     monkeypatch.setattr(A, "_key_profile", again)
-    pats, cores = A._checked(o)
-    ov = A._overrides(o, None, pats[0], cores)
-    assert looked == [ls.system.device.core] and isinstance(cores[ls.system.device.core], Core)
-    assert ov.core is cores[ls.system.device.core] and ov.link is ls.link and ov.key_profile is ls.key_profile
+    pats, devices = A._checked(o)
+    ov = A._overrides(o, None, pats[0], devices)
+    core = devices[pats[0].name].core
+    assert looked == [ls.system.device.core] and isinstance(core, Core)
+    assert ov.core is core and ov.link is ls.link and ov.key_profile is ls.key_profile
 
 
 def test_the_command_layer_reads_the_profile_catalogue_once(monkeypatch):

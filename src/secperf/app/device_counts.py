@@ -54,7 +54,7 @@ from .reporter import reporter
 if TYPE_CHECKING:
     from ..inputs.core_profiles import Core
     from ..measure.device_build import Build
-    from ..model.flights import Scenario
+    from ..model.flights import Context, Scenario
     from .device_stacks import StackPlan
 
 # a primitives row to count: ("crypto", stack, its build, one op or None for all of them)
@@ -128,16 +128,12 @@ def needs(resolved: Iterable[Scenario], family_of: Mapping[str, str]) -> list[Ne
     return list(out)
 
 
-def _pq_needed(resolved: Iterable[Scenario]) -> bool:
-    """A resolved scenario uses a KEM or hybrid group or an ML-DSA certificate (the PQClean add-on counts it)."""
-    from ..model import flights as F
-
+def _pq_needed(resolved: Iterable[Scenario], kinds: Mapping[str, Mapping[str, Any]]) -> bool:
+    """A resolved scenario uses a KEM or hybrid group or an ML-DSA certificate (the PQClean add-on
+    counts it). kinds: the model's group table (the run's flights.Context)."""
     resolved = list(resolved)
     if any(str(s.cert).startswith("ml-dsa") for s in resolved):
         return True
-    if not resolved:
-        return False
-    kinds = F.groups()  # the group table read once for all the scenarios
     return any(kinds.get(s.group, {}).get("kind") in ("kem", "hybrid") for s in resolved)
 
 
@@ -270,10 +266,11 @@ def _runnable(stack: str, build: Build, want: list[Need]) -> list[Need]:
     return out
 
 
-def _client_ops(scenarios: Iterable[Scenario], want: list[Need]) -> list[str]:
+def _client_ops(scenarios: Iterable[Scenario], want: list[Need], models: Mapping[Scenario, Any]) -> list[str]:
     """The device primitives (measure/device op names) the scenarios' client operations use, in their
     own group and certificate and in the counted rows' (the residual is fitted there), plus the AEADs
-    of the application exchange."""
+    of the application exchange. models: the flight models the run's flights.Context holds (a variant
+    not among them is built here)."""
     from dataclasses import replace
 
     from ..core.errors import SecperfError
@@ -291,7 +288,7 @@ def _client_ops(scenarios: Iterable[Scenario], want: list[Need]) -> list[str]:
         )
         for v in variants:
             try:
-                m = F.build(v)
+                m = models[v] if v in models else F.build(v)
             except SecperfError:  # a variant the model does not run (a group EDHOC has no suite for): skip it
                 continue
             for e in m.exchanges:
@@ -313,12 +310,15 @@ def _count_stack(
     all_ops: bool,
     quiet: bool,
     max_hours: float | None = None,
+    ctx: Context | None = None,
 ) -> Counts:
     """One stack's rows: from the cache, or counted now (with a progress bar on stderr). scenarios:
-    the ones this stack's primitives price, each resolved (Scenario.resolved)."""
+    the ones this stack's primitives price, each resolved (Scenario.resolved); ctx: the run's
+    flights.Context (its group table and flight models)."""
     from ..lab import registry
     from ..measure import device as D
     from ..measure.device_build import device_home, ensure_built
+    from ..model import flights as F
 
     home = device_home()  # $SECPERF_HOME/device once: the builds and the count cache live under it
     if stack == "ngtcp2":
@@ -339,13 +339,13 @@ def _count_stack(
     jobs: list[tuple[str, Need | CryptoJob]] = []
     if build is not None:
         known = list(build.crypto_ops)
-        ops = known if all_ops else [o for o in _client_ops(scenarios, want) if o in known]
+        ops = known if all_ops else [o for o in _client_ops(scenarios, want, ctx.models if ctx else {}) if o in known]
         jobs += [(f"op:{o}", ("crypto", stack, build, o)) for o in ops if f"op:{o}" not in rows]
         op_keys = [f"op:{o}" for o in ops]
     else:
         op_keys = []
     addon = None
-    if build is not None and _pq_needed(scenarios) and target != "armhf":
+    if build is not None and target != "armhf" and _pq_needed(scenarios, (ctx or F.context(())).groups):
         try:
             addon = ensure_built("pqclean", target, None, home=home)
         except Exception:  # no PQClean build here: the KEM's cost stays a named missing cost
@@ -463,6 +463,7 @@ def device_counts(
     optional: Iterable[Scenario] = (),
     max_hours: float | None = None,
     target: str | None = None,
+    context: Context | None = None,
 ) -> DeviceCounts:
     """The rows `scenarios` need on `core` (module docstring), each protocol family on the stack that
     counts it (app/device_stacks.py), counting the missing rows; the cost table made of them.
@@ -470,7 +471,9 @@ def device_counts(
     preference there, a demand on the command line). all_ops: count every primitive of each stack
     (the planner's measures change groups and keys), else the ones the scenarios' clients use. base:
     the server's table (this host's, calibrated or not; default host-default). target: the core's
-    build target when the command already worked it out (measure/device_plan.target_for)."""
+    build target when the command already worked it out (measure/device_plan.target_for). context: the
+    scenarios' flights.Context when the command asked for it (resolved, tables, flight models; its
+    scenarios must be `scenarios` and `optional` in order), else asked here once."""
     from . import device_stacks as DS
 
     core = dev.name  # the core, resolved where the command read --device; its name for labels and the cache
@@ -488,9 +491,11 @@ def device_counts(
         target = target_for(dev)
     optional = list(optional)
     scenarios = list(scenarios) + optional
-    from ..model.flights import resolved_all
+    from ..model import flights as F
 
-    resolved = resolved_all(scenarios)  # each scenario resolved once: the rows and the PQ check read them
+    if context is None or list(context.given) != scenarios:
+        context = F.context(scenarios)  # one call: each scenario resolved, the tables, the flight models
+    resolved = list(context.resolved)  # the rows, the PQ check and the client's operations read these
     want = needs(resolved, DS.FAMILY)
     asked = _names(stack)
     required = [sc.protocol for sc in scenarios if sc not in optional]
@@ -517,8 +522,8 @@ def device_counts(
         mine = [n for n in want if sp.by_family[n.tls] == st]
         own = [sp.priced_by[sp.family_of[sc.protocol]] == st for sc in scenarios]
         scs = [r for r, k in zip(resolved, own) if k]  # resolved: _client_ops builds their flight models
-        per[st] = _count_stack(core, dev, target, st, sp.configs.get(st), mine, scs, all_ops, quiet, max_hours)
-    table = _tables(dev, sp, per, scenarios, base or C.load_table())
+        per[st] = _count_stack(core, dev, target, st, sp.configs.get(st), mine, scs, all_ops, quiet, max_hours, context)
+    table = _tables(dev, sp, per, scenarios, base or C.load_table(), context.key_types)
     return DeviceCounts(core, per, sp.by_family, table, sp.notes)
 
 
@@ -530,7 +535,12 @@ def _names(v: str | list[str] | None) -> list[str] | None:
 
 
 def _tables(
-    dev: Core, sp: StackPlan, per: dict[str, Counts], scenarios: list[Scenario], host: C.CostTable
+    dev: Core,
+    sp: StackPlan,
+    per: dict[str, Counts],
+    scenarios: list[Scenario],
+    host: C.CostTable,
+    key_types: Mapping[str, Any] | None = None,
 ) -> C.CostTable:
     """The main stack's table, and per protocol of another stack that stack's (a stack without
     primitives, ngtcp2, on the primitives of `sp.prim`: the main stack, or the first one with primitives)."""
@@ -542,7 +552,9 @@ def _tables(
     for st in [prim] + [s for s in per if s != prim]:
         c = per[st]
         base = tables[prim] if st in NO_PRIMITIVES else host
-        t = C.from_device(c.doc, prof, base, where=f"device counts {c.doc.run_id}", stack=st, checked=True)
+        t = C.from_device(
+            c.doc, prof, base, where=f"device counts {c.doc.run_id}", stack=st, checked=True, key_types=key_types
+        )
         if st in NO_PRIMITIVES:
             t = replace(
                 t,

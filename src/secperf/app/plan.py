@@ -16,7 +16,6 @@ from ..core.errors import InputError
 from ..core.result_schema import Result
 from ..core.store import RunStore
 from ..inputs import patterns as PS
-from ..inputs.devices import resolve_device
 from ..plan import planner as PL
 from ..plan.verdict import __doc__ as RULE
 from . import bounds, plan_verify
@@ -26,6 +25,7 @@ from .reporter import reporter
 
 if TYPE_CHECKING:
     from ..inputs.core_profiles import Core
+    from ..inputs.devices import DeviceChoice
     from ..inputs.netspec import NetSpec
     from ..inputs.patterns import Pattern
     from ..inputs.se_profiles import Profile as SEProfile
@@ -45,16 +45,19 @@ def _clean(x: Any) -> Any:
 
 
 def _overrides(
-    o: PlanOptions, table: CostTable | None = None, p: Pattern | None = None, cores: dict[str, Core] | None = None
+    o: PlanOptions,
+    table: CostTable | None = None,
+    p: Pattern | None = None,
+    devices: dict[str, DeviceChoice] | None = None,
 ) -> PL.Overrides:
-    """The planner's overrides for pattern `p`: its device (--device, else the pattern's): the name (old
-    spellings mapped) for the cost table, the emulated core's object (from `cores`, the run's cores
-    resolved once by _cores) for the CPU power."""
-    device = resolve_device(o.device or (p.stack.device if p is not None else None))
-    core = (cores if cores is not None else _cores(o, [p] if p is not None else [])).get(device or "")
+    """The planner's overrides for pattern `p`: its device (--device, else the pattern's) as the run
+    chose it once (`devices`, per pattern: _devices): the name (old spellings mapped) for the cost
+    table, the emulated core's object for the CPU power."""
+    devices = devices if devices is not None else _devices(o, [p] if p is not None else [])
+    ch = devices[p.name if p is not None else ""]
     ov = PL.Overrides(
-        device=device,
-        core=core,
+        device=ch.name,
+        core=ch.core,
         se=o.se,
         network=o.network,
         radio=o.radio,
@@ -84,16 +87,20 @@ def resolved(p: Pattern, ov: PL.Overrides) -> PL.Overrides:
     return replace(ov, link=ov.link or _link(ov.network or p.stack.network), key_profile=prof)
 
 
-def _cores(o: PlanOptions, pats: list[Pattern]) -> dict[str, Core]:
-    """The emulated cores the run's devices name (--device, else each pattern's), each looked up once
-    here: the checks, the counting and the planner's overrides take the objects. A cost-table name
-    or an unknown device has none (check() names the unknown one)."""
+def _devices(o: PlanOptions, pats: list[Pattern]) -> dict[str, DeviceChoice]:
+    """Per pattern (its name; "" without patterns), its device (--device, else the pattern's) as the
+    inputs layer chose it (inputs.devices.choose_device: a cost table, else an emulated core, else
+    unknown), each distinct name chosen once here: the checks, the counting and the planner's
+    overrides take the objects (check() names an unknown one)."""
     from ..inputs import devices as D
-    from ..model import costs as C
 
-    names = {resolve_device(o.device or p.stack.device) for p in pats} if pats else {resolve_device(o.device)}
-    known = D.cores()
-    return {n: D.core(n) for n in sorted(x for x in names if x) if n not in C.table_names() and n in known}
+    named = {p.name: o.device or p.stack.device for p in pats} if pats else {"": o.device}
+    given = o.device_choice  # a --system file's [device].core, chosen while the file was read
+    chosen: dict[str | None, DeviceChoice] = {given.name: given} if given is not None else {}
+    for n in named.values():
+        if n not in chosen:
+            chosen[n] = D.choose_device(n)
+    return {k: chosen[n] for k, n in named.items()}
 
 
 @functools.cache
@@ -122,24 +129,23 @@ PLAN_PROTOCOLS = {"mqtt": ("mqtt",), "https": ("https", "jwt"), "coap": ("coap",
 
 
 def _device_tables(
-    o: PlanOptions, pats: list[Pattern], cores: dict[str, Core] | None = None
+    o: PlanOptions, pats: list[Pattern], devices: dict[str, DeviceChoice] | None = None
 ) -> dict[str, CostTable | None]:
     """Per pattern, the emulated core's cost table when its device is one (`--device CORE`, a system
     file's [device], or the pattern's [stack].device): the client's costs counted now or from the
     cache (app/device_counts.py) with the stack and build configuration asked, the server's this
     host's; None for a cost-table name."""
-    from ..inputs import devices as D
-    from ..model import costs as C
     from ..model import flights as F
     from .device_counts import device_counts
     from .host_costs import host_table
 
     out: dict[str, CostTable | None] = {}
     made: dict[str, CostTable] = {}
-    cores = _cores(o, pats) if cores is None else cores
+    devices = _devices(o, pats) if devices is None else devices
     for p in pats:
-        dev = resolve_device(o.device or p.stack.device)
-        if dev in C.table_names() or dev not in D.cores():
+        ch = devices[p.name]
+        dev = ch.name
+        if ch.table or ch.core is None or dev is None:
             if o.stack or o.config:
                 raise InputError(
                     f"--{'stack' if o.stack else 'config'}: picks the library of an emulated core's "
@@ -151,15 +157,12 @@ def _device_tables(
             continue
         if dev not in made:
             protos = {
-                x
-                for q in pats
-                if resolve_device(o.device or q.stack.device) == dev
-                for x in PLAN_PROTOCOLS.get(q.stack.protocol, ())
+                x for q in pats if devices[q.name].name == dev for x in PLAN_PROTOCOLS.get(q.stack.protocol, ())
             } | {"https", "jwt"}
             # the protocols the measures switch to, costed from the device's own counts of them: EDHOC +
             # OSCORE and DTLS 1.3 with connection IDs for CoAP, QUIC for HTTPS and MQTT (on the cores that
             # run it; elsewhere the measure is listed as not costed, with the reason)
-            core = cores[dev]  # the core object, resolved once (_cores): counting below takes it, not its name
+            core = ch.core  # the core object, chosen once (_devices): counting below takes it, not its name
             extra = _measure_scenarios(core, protos)
             scs = [
                 F.Scenario(pr, h)
@@ -220,38 +223,32 @@ def check(o: PlanOptions, tables: dict[str, CostTable | None] | None = None) -> 
 
 def _checked(
     o: PlanOptions, tables: dict[str, CostTable | None] | None = None
-) -> tuple[list[Pattern], dict[str, Core]]:
-    """check()'s patterns and the emulated cores their devices name, resolved once (_cores)."""
+) -> tuple[list[Pattern], dict[str, DeviceChoice]]:
+    """check()'s patterns and their devices, each chosen once (_devices)."""
     from .runner import check_output_file
 
     check_output_file(o.metrics, "--metrics")  # a file written at the end: said before anything runs
     check_output_file(o.csv, "--csv")
     from dataclasses import replace
 
-    from ..inputs import devices as D
-    from ..model import costs as C
-
     pats = _patterns(o)
-    cores = _cores(o, pats)
+    devices = _devices(o, pats)
     for p in pats:
-        ov = _overrides(o, (tables or {}).get(p.name), p, cores)
-        dev = resolve_device(o.device or p.stack.device)
-        if dev not in C.table_names() and dev not in D.cores():
-            raise InputError(
-                f"--device: unknown device {dev!r}; emulated cores: {', '.join(D.cores())}; "
-                f"cost tables: {', '.join(C.table_names())}"
-            )
-        if ov.table is None and dev in D.cores() and dev not in C.table_names():
+        ov = _overrides(o, (tables or {}).get(p.name), p, devices)
+        ch = devices[p.name]
+        if not ch.table and ch.core is None:
+            raise ch.unknown()
+        if ov.table is None and not ch.table:
             # the core's counts come later (_device_tables): the rest is checked against the host table
             ov = replace(ov, device="host-default")
         PL.check(p, ov)
-    return pats, cores
+    return pats, devices
 
 
 def plan_all(o: PlanOptions) -> list[dict[str, Any]]:
-    pats, cores = _checked(o)  # names, profiles and links first: a bad one stops before any counting
-    tables = _device_tables(o, pats, cores)
-    jobs = [(p, _overrides(o, tables.get(p.name), p, cores)) for p in pats]
+    pats, devices = _checked(o)  # names, profiles and links first: a bad one stops before any counting
+    tables = _device_tables(o, pats, devices)
+    jobs = [(p, _overrides(o, tables.get(p.name), p, devices)) for p in pats]
     if o.cluster:  # the same judgements, as Ray tasks: each draws with its Overrides' seed, wherever it runs
         from .cluster import connect, map_items
 

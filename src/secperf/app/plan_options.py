@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..inputs.devices import DeviceChoice
     from ..inputs.netspec import NetSpec
     from ..inputs.patterns import Pattern
     from ..inputs.se_profiles import Profile as SEProfile
@@ -43,3 +44,4 @@ class PlanOptions:
     # `network` and `se` again
     link: NetSpec | None = None
     key_profile: SEProfile | None = None
+    device_choice: DeviceChoice | None = None  # ... and its [device].core (inputs.devices.choose_device)

@@ -15,7 +15,7 @@ Lives in app/ because it drives the lab; plan/ never imports measure or lab."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..inputs import netspec as NS
@@ -28,6 +28,7 @@ from ..sim import montecarlo as M
 if TYPE_CHECKING:
     from ..core.result_schema import Result, Series
     from ..core.store import Run
+    from ..inputs.se_profiles import Profile as SEProfile
     from ..measure.connect_config import ConnectConfig
     from .plan_options import PlanOptions
 
@@ -134,20 +135,67 @@ def without_cookie_exchange(pl: P.Plan) -> P.Plan:
     return replace(pl, model=replace(pl.model, exchanges=pl.model.exchanges[1:]), flights=flights)
 
 
-def predicted_p50_ms(
-    protocol: str, handshake: str, key: str, network: str, n: int, seed: int, device: str, no_cookie: bool = False
-) -> float:
-    sc = F.Scenario(protocol=protocol, handshake=handshake, key=key)
-    link = N.from_spec(NS.parse_networks([network])[0])
-    # the verified connections run on this host's CPU: an emulated core's plan is checked against
-    # the host table's prediction of the same exchange (the device's own counts are checked by
-    # benchmarks/whatif_device_counts.py)
-    from ..inputs import se_profiles as SE
-    from ..inputs.devices import resolve_device
+@dataclass
+class RowInputs:
+    """What --verify's rows name, each looked up once per run (rows share links, keys and devices):
+    the secure-element profiles read once (connect_configs, key_profiles and the prediction take
+    them), each link parsed once, each device chosen once (inputs.devices.choose_device) and its cost
+    table loaded once."""
 
-    device = resolve_device(device)
-    se = SE.get_profile(sc.se_profile) if sc.se_profile else None
-    pl = P.plan(sc, C.load_table(device if device in C.table_names() else "host-default"), link, se=se)
+    _profiles: dict[str, SEProfile] | None = None
+    _links: dict[str, N.LinkModel] = field(default_factory=dict)
+    _tables: dict[str, C.CostTable] = field(default_factory=dict)
+
+    def profiles(self) -> dict[str, SEProfile]:
+        if self._profiles is None:
+            from ..inputs.se_profiles import profiles_with
+
+            self._profiles = profiles_with()
+        return self._profiles
+
+    def se(self, name: str) -> SEProfile:
+        known = self.profiles()
+        if name not in known:
+            from ..inputs.se_profiles import ProfileError
+
+            raise ProfileError(f"unknown secure-element profile {name!r}; known: {', '.join(known)}")
+        return known[name]
+
+    def link(self, network: str) -> N.LinkModel:
+        if network not in self._links:
+            self._links[network] = N.from_spec(NS.parse_networks([network])[0])
+        return self._links[network]
+
+    def table(self, device: str) -> C.CostTable:
+        """The table a row's prediction draws from: a cost table by name; an emulated core's plan is
+        checked against this host's table (the verified connections run on this host's CPU)."""
+        if device not in self._tables:
+            from ..inputs.devices import choose_device
+
+            ch = choose_device(device)
+            self._tables[device] = C.load_table(ch.name if ch.table and ch.name else "host-default")
+        return self._tables[device]
+
+
+def predicted_p50_ms(
+    protocol: str,
+    handshake: str,
+    key: str,
+    network: str,
+    n: int,
+    seed: int,
+    device: str,
+    no_cookie: bool = False,
+    inputs: RowInputs | None = None,
+) -> float:
+    """The what-if's P50 of the row's exchange. The verified connections run on this host's CPU: an
+    emulated core's plan is checked against the host table's prediction of the same exchange (the
+    device's own counts are checked by benchmarks/whatif_device_counts.py). inputs: the run's
+    looked-up names (RowInputs; a fresh one when not given)."""
+    inputs = inputs or RowInputs()
+    sc = F.Scenario(protocol=protocol, handshake=handshake, key=key)
+    se = inputs.se(sc.se_profile) if sc.se_profile else None
+    pl = P.plan(sc, inputs.table(device), inputs.link(network), se=se)
     if no_cookie:
         pl = without_cookie_exchange(pl)
     return float(M.simulate(pl, n, seed)["usable"]["p50_us"]) / 1e3
@@ -169,9 +217,9 @@ def _measured(doc: Result, start: int, cfg: ConnectConfig) -> Series | None:
 
 
 def _run_row(
-    job: dict[str, Any], r: Row, o: PlanOptions, doc: Result, run: Run
+    job: dict[str, Any], r: Row, o: PlanOptions, doc: Result, run: Run, inputs: RowInputs
 ) -> tuple[Series | None, str, float | None]:
-    """Measure one row; (series or None, key used, predicted P50 ms)."""
+    """Measure one row; (series or None, key used, predicted P50 ms). inputs: the run's looked-up names."""
     from ..measure import connect as MC
     from .connect import connect_configs, key_profiles
 
@@ -197,6 +245,7 @@ def _run_row(
         coap_security=[r.security] if r.security else None,
         networks=[job["network"]],
         coap_servers=[r.coap_server],
+        profiles=inputs.profiles(),
     )
     want = "jwt-client" if r.auth.startswith("jwt") else "probe"
     cfgs = [c for c in cfgs if c.client == want and c.coap_server == r.coap_server] or cfgs  # only this row
@@ -204,17 +253,25 @@ def _run_row(
     s = _measured(doc, 0, cfgs[0]) if want == "jwt-client" else None
     if s is None:
         start = len(doc.series)
-        cp.profiles = key_profiles(cfgs[:1])  # the row's key source, resolved here
+        cp.profiles = key_profiles(cfgs[:1], known=inputs.profiles())  # the row's key source
         MC.run_connect(cfgs[:1], cp, doc, run)
         s = _measured(doc, start, cfgs[0])
     pred = predicted_p50_ms(
-        r.whatif_protocol, r.whatif_handshake, key, job["network"], 20_000, o.seed, job["device"], no_cookie=r.no_cookie
+        r.whatif_protocol,
+        r.whatif_handshake,
+        key,
+        job["network"],
+        20_000,
+        o.seed,
+        job["device"],
+        no_cookie=r.no_cookie,
+        inputs=inputs,
     )
     return s, key, pred
 
 
 def _derived_row(
-    job: dict[str, Any], r: Row, o: PlanOptions, doc: Result, run: Run
+    job: dict[str, Any], r: Row, o: PlanOptions, doc: Result, run: Run, inputs: RowInputs
 ) -> tuple[Series | None, str, float | None]:
     """One row secperf built itself from the plan: an input error there blames options the user never
     gave, so it is secperf's (core/derived.py: InternalError, exit 1, naming the row it derived; the partial
@@ -228,7 +285,7 @@ def _derived_row(
         run,
         "plan --verify's derived rows",
     ):
-        return _run_row(job, r, o, doc, run)
+        return _run_row(job, r, o, doc, run, inputs)
 
 
 def estimate(plans: list[dict[str, Any]], o: PlanOptions) -> dict[str, float]:
@@ -264,6 +321,7 @@ def verify(plans: list[dict[str, Any]], o: PlanOptions, doc: Result, run: Run) -
     done: dict[
         tuple[Any, ...], tuple[Series | None, str, float | None]
     ] = {}  # a row measured once per run (e.g. the full set-up before resumption and before keep-alive)
+    inputs = RowInputs()  # the names the rows share, each looked up once for the run
     for job in jobs(plans):
         if not job["rows"]:
             rows.append(
@@ -279,7 +337,7 @@ def verify(plans: list[dict[str, Any]], o: PlanOptions, doc: Result, run: Run) -
         for r in job["rows"]:
             k = (r, job["network"], job["key"], job["device"], job["payload_up_bytes"] if r.kept else None)
             if k not in done:
-                done[k] = _derived_row(job, r, o, doc, run)
+                done[k] = _derived_row(job, r, o, doc, run, inputs)
             s, key, pred = done[k]
             meas = s.p50_us if s is not None else None
             note = ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import host
 from ..core import result as R
@@ -26,8 +26,11 @@ from .reporter import reporter
 from .whatif_cell import link_of as link_of
 from .whatif_cell import predict_cell as predict_cell
 from .whatif_options import WhatifOptions as WhatifOptions
-from .whatif_options import count_scenarios
+from .whatif_options import context as scenario_context
 from .whatif_options import scenarios as scenarios
+
+if TYPE_CHECKING:
+    from ..inputs.devices import DeviceChoice
 
 CellKey = tuple[F.Scenario, str, str]  # a cell's identity: its scenario, its link spelled out, its swept inputs
 
@@ -39,32 +42,40 @@ ROLE_SOFTWARE = "software key"
 
 @dataclass(frozen=True)
 class DeviceInput:
-    """--device resolved once for the run: its name (old spellings mapped), the emulated core it names
-    (None: a cost table's name, an unknown name, or no --device) and the target its stacks are built
-    for. cost_table and drop_unrunnable take this object, never the name again."""
+    """--device resolved once for the run: the inputs layer's DeviceChoice (name with old spellings
+    mapped; a cost table's name, which takes precedence over a core of that name; else the emulated
+    core, None when unknown or no --device) and the target its stacks are built for. cost_table and
+    drop_unrunnable take this object, never the name again."""
 
-    name: str | None
-    core: Core | None = None
-    table: bool = False  # names a shipped cost table (which takes precedence over a core of that name)
+    choice: DeviceChoice
     target: str | None = None  # the core's build target (measure/device_plan.target_for), when a core
+
+    @property
+    def name(self) -> str | None:
+        return self.choice.name
+
+    @property
+    def core(self) -> Core | None:
+        return self.choice.core
+
+    @property
+    def table(self) -> bool:
+        return self.choice.table
 
 
 def device_input(o: WhatifOptions) -> DeviceInput:
-    """--device as the object the run passes down: one look-up of the name, the core and its target."""
+    """--device as the object the run passes down: one look-up of the name (inputs.devices.choose_device:
+    the cost tables, then the cores) and the core's build target."""
     from ..inputs import devices as D
 
-    name = D.resolve_device(o.device)
-    if not name:
-        return DeviceInput(None)
-    if name in C.table_names():
-        return DeviceInput(name, table=True)
-    core = D.find_core(name)
-    if core is None:  # unknown: cost_table says so, naming the cores and the tables
-        return DeviceInput(name)
+    given = o.device_choice  # a --system file's [device].core, chosen while the file was read
+    choice = given if given is not None and given.name == o.device else D.choose_device(o.device)
+    if choice.core is None:  # no --device, a cost table, or unknown (cost_table says so)
+        return DeviceInput(choice)
     from ..measure.device_plan import target_for
 
     # the target only where a count is built (without --calibrate): a core without builds is refused there
-    return DeviceInput(name, core, target=None if o.calibrate else target_for(core))
+    return DeviceInput(choice, target=None if o.calibrate else target_for(choice.core))
 
 
 def emulated_core(o: WhatifOptions) -> Core | None:
@@ -83,12 +94,7 @@ def cost_table(o: WhatifOptions, dev: DeviceInput | None = None) -> C.CostTable:
     device = dev.name
     if device and not dev.table:
         if dev.core is None:
-            from ..inputs import devices as D
-
-            raise InputError(
-                f"--device: unknown device {device!r}; emulated cores: {', '.join(D.cores())}; "
-                f"cost tables: {', '.join(C.table_names())}"
-            )
+            raise dev.choice.unknown()
         core = dev.core  # the core object (run() resolves it once): counting and the rows take it
         paths = [x.strip() for x in (o.calibrate or "").split(",") if x.strip()]
         docs = [read_result(p, "--calibrate", o.allow_partial) for p in paths]
@@ -101,9 +107,10 @@ def cost_table(o: WhatifOptions, dev: DeviceInput | None = None) -> C.CostTable:
         if not dev_docs:
             from .device_counts import device_counts
 
+            ctx = scenario_context(o, counted=True)  # the model asked once: resolved, tables, flight models
             counts = device_counts(
                 core,
-                count_scenarios(o),
+                list(ctx.given),
                 o.stack,
                 o.config,
                 quiet=o.json,
@@ -111,6 +118,7 @@ def cost_table(o: WhatifOptions, dev: DeviceInput | None = None) -> C.CostTable:
                 config_from=o.config_from,
                 base=table,
                 target=dev.target,
+                context=ctx,
             )
             reporter().note(f"{device}: {counts.note()}")
             return counts.table
@@ -270,7 +278,8 @@ def security_line(out: dict[str, Any], until: str) -> str:
 def _cells(o: WhatifOptions, table: C.CostTable) -> tuple[list[SW.Cell], SW.Sweep]:
     # a value given twice (`tls1.3,tls1.3`, `--network lte-m,lte-m`) is one row: a repeated cell would
     # repeat its series id, which makes a Result no reader takes
-    nets = list({n.canonical(): n for n in NS.parse_networks(o.networks)}.values())
+    links = o.links if o.links is not None else NS.parse_networks(o.networks)  # a --system file's: resolved
+    nets = list({n.canonical(): n for n in links}.values())
     sweep = SW.parse(o.sweep)
     scs = list(dict.fromkeys(scenarios(o)))
     if o.s1:

@@ -6,6 +6,7 @@ is refused or dropped with a note. app/whatif.py predicts them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..core.errors import InputError
 from ..inputs import se_profiles as SE
@@ -14,6 +15,10 @@ from ..model import flights as F
 from ..model import network as N
 from ..sim import sweep as SW
 from .reporter import reporter
+
+if TYPE_CHECKING:
+    from ..inputs.devices import DeviceChoice
+    from ..inputs.netspec import NetSpec
 
 
 @dataclass
@@ -54,20 +59,15 @@ class WhatifOptions:
     core: Core | None = None  # --device's emulated core, resolved once by run(); the rows' energy takes it
     # --key's secure-element profiles by name, looked up once (key_profiles()); the model takes them
     key_profiles: dict[str, SE.Profile] | None = None
+    # a --system file's link and device as its reader resolved them (inputs/system.LoadedSystem), when
+    # the command line did not override them: the run takes these objects instead of the names again
+    links: list[NetSpec] | None = None
+    device_choice: DeviceChoice | None = None
 
 
 def count_scenarios(o: WhatifOptions) -> list[F.Scenario]:
     """The scenarios whose client costs a device prediction needs counted (S1 adds its PSK handshake)."""
-    scs = scenarios(o)
-    if o.s1:
-        scs += [
-            F.Scenario(sc.protocol, "psk-dhe", sc.group, sc.cert, sc.depth, sc.key)
-            for sc in scs
-            if "psk-dhe" in F.HANDSHAKES.get(sc.protocol, ())
-        ]
-    if o.baseline:  # --baseline's reference rows: a secure-element row's software-key twin signs on the device
-        scs += [F.software_key(sc) for sc in scs if sc.key != "software"]
-    return scs
+    return list(context(o, counted=True).given)
 
 
 def key_profiles(o: WhatifOptions) -> dict[str, SE.Profile]:
@@ -136,16 +136,50 @@ def _client_keys(protocol: str, keys: list[str], protocols: list[str]) -> list[s
 
 
 def scenarios(o: WhatifOptions) -> list[F.Scenario]:
+    """One scenario per combination of the options, every name checked (InputError naming what is known)."""
+    return list(context(o).given)
+
+
+def context(o: WhatifOptions, counted: bool = False) -> F.Context:
+    """The options' scenarios with what the model says about them, asked in one call (flights.context):
+    the groups and server certificates checked against its tables, each scenario resolved and its
+    flight model. counted: with the scenarios a device prediction counts besides (count_scenarios: S1's
+    PSK handshake, --baseline's software-key twins). The errors keep their order: protocol, group,
+    server certificate, key, handshake."""
     for p in o.protocols:
         if p not in F.PROTOCOLS:
             raise InputError(f"PROTOCOL: unknown protocol {p!r}; known: {', '.join(F.PROTOCOLS)}")
-    for g in o.groups:
-        if g not in F.groups():
-            raise InputError(f"--group: unknown group {g!r}; known: {', '.join(F.groups())}")
     certs: list[tuple[str | None, int]] = [SW.parse_cert(c) for c in o.certs] or [(None, 1)]
-    for t, _depth in certs:
-        if t is not None and t not in F.key_types():
-            raise InputError(f"--server-cert: unknown key type {t!r}; known: {', '.join(F.key_types())}")
+    out: list[F.Scenario] = []
+    later: InputError | None = None  # a key's or a handshake's error: said after the model's checks
+    try:
+        out = _combinations(o, certs)
+        if counted:
+            out += _counted_too(o, out)
+    except InputError as exc:
+        later = exc
+    ctx = F.context(out, o.groups, [t for t, _ in certs if t is not None])
+    if later is not None:
+        raise later
+    return ctx
+
+
+def _counted_too(o: WhatifOptions, scs: list[F.Scenario]) -> list[F.Scenario]:
+    """The scenarios a device prediction counts besides the options' own (S1's PSK handshake, --baseline's
+    software-key twin of a secure-element row, which signs on the device)."""
+    out = []
+    if o.s1:
+        out += [
+            F.Scenario(sc.protocol, "psk-dhe", sc.group, sc.cert, sc.depth, sc.key)
+            for sc in scs
+            if "psk-dhe" in F.HANDSHAKES.get(sc.protocol, ())
+        ]
+    if o.baseline:  # the S1 rows' twins too
+        out += [F.software_key(sc) for sc in scs + out if sc.key != "software"]
+    return out
+
+
+def _combinations(o: WhatifOptions, certs: list[tuple[str | None, int]]) -> list[F.Scenario]:
     key_profiles(o)  # every --key checked (and its profile looked up) once
     keys = list(o.keys)
     out = []

@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import math
+import tomllib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any, overload
 
@@ -134,6 +137,47 @@ def find_core(name: str) -> Core | None:
     if "saved_profile" in c:
         return device_profiles.load(name, c["saved_profile"])
     return shipped_core(name, c)
+
+
+# --- --device as one object (whatif, plan, plan --verify and a system file's [device].core) ----------
+@lru_cache(maxsize=1)
+def cost_tables() -> tuple[str, ...]:
+    """The shipped cost tables' names (data/whatif_costs.toml), read directly: the spec layer imports no model."""
+    text = resources.files("secperf.data").joinpath("whatif_costs.toml").read_text(encoding="utf-8")
+    return tuple(tomllib.loads(text).get("tables", {}))
+
+
+@dataclass(frozen=True)
+class DeviceChoice:
+    """A --device value resolved once: its name with an old spelling mapped, whether it names a shipped
+    cost table (which takes precedence over a core of the same name), else the emulated core it names
+    (None: unknown, or no --device). The layers below take this object, never the name again."""
+
+    name: str | None
+    core: Core | None = None
+    table: bool = False
+
+    @property
+    def known(self) -> bool:
+        return self.name is None or self.table or self.core is not None
+
+    def unknown(self, opt: str = "--device") -> InputError:
+        """The error for a name that is neither a core nor a cost table, naming both lists."""
+        return InputError(
+            f"{opt}: unknown device {self.name!r}; emulated cores: {', '.join(cores())}; "
+            f"cost tables: {', '.join(cost_tables())}"
+        )
+
+
+def choose_device(name: str | None) -> DeviceChoice:
+    """`name` (a --device value, a pattern's or a system file's device) as a DeviceChoice: the alias
+    mapped, the cost tables asked first, then the cores, in one call."""
+    name = resolve_device(name)
+    if not name:
+        return DeviceChoice(None)
+    if name in cost_tables():
+        return DeviceChoice(name, table=True)
+    return DeviceChoice(name, find_core(name))
 
 
 def resolve_core(name: str) -> Core:

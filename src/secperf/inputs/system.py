@@ -48,6 +48,7 @@ from . import vocabulary as V
 from .field_errors import Loc, describe
 
 if TYPE_CHECKING:  # read lazily: a system file without [pattern] never loads the pattern schema
+    from .devices import DeviceChoice
     from .netspec import NetSpec
     from .patterns import Pattern
     from .se_profiles import Profile as SEProfile
@@ -199,17 +200,22 @@ _MODELS: dict[str, type[BaseModel]] = {
 SHOWN_PROBLEMS = 6
 
 
+# what reading a system file resolved: the checked model, its link, its key's profile, its device
+_Resolved = tuple["System", "NetSpec | None", "SEProfile | None", "DeviceChoice | None"]
+
+
 @dataclass(frozen=True)
 class LoadedSystem:
     """A system file checked: the model plus where it came from (for messages and the Result), and
-    the names it gives resolved while it was read, once: its [network].link as a NetSpec and its
-    [security].key's secure-element profile (None for a software key). The command hands these
+    the names it gives resolved while it was read, once: its [network].link as a NetSpec, its
+    [security].key's secure-element profile (None for a software key) and its [device].core. The command hands these
     objects on instead of looking the names up again."""
 
     system: System
     path: str
     link: NetSpec | None = None
     key_profile: SEProfile | None = None
+    device: DeviceChoice | None = None  # [device].core: a cost table or an emulated core (choose_device)
 
     @property
     def s(self) -> System:
@@ -273,15 +279,18 @@ def _check_names(s: System, where: str) -> System:
     return _resolve_names(s, where)[0]
 
 
-def _resolve_names(s: System, where: str) -> tuple[System, NetSpec | None, SEProfile | None]:
-    """_check_names, keeping what the checks resolved: the link's NetSpec and the key's profile
-    (each looked up once here)."""
+def _resolve_names(s: System, where: str) -> _Resolved:
+    """_check_names, keeping what the checks resolved: the link's NetSpec, the key's profile and the
+    device (inputs.devices.choose_device: a cost table, else a core), each looked up once here."""
     from . import devices as D
     from . import netspec as NS
 
     problems: list[str] = []
     cores = list(D.cores())
-    if s.device.core not in cores and s.device.core not in cost_tables():
+    # an old spelling is no name of a file (a table takes precedence over a core of the same name)
+    device = D.choose_device(s.device.core) if s.device.core not in D.DEVICE_ALIASES else None
+    if device is None or not device.known:
+        device = None
         problems.append(
             f"[device].core: unknown core {s.device.core!r}; cores (`secperf device list`): "
             f"{', '.join(cores)}; cost tables: {', '.join(cost_tables())}"
@@ -357,7 +366,7 @@ def _resolve_names(s: System, where: str) -> tuple[System, NetSpec | None, SEPro
     groups = V.groups(_unique(p.groups, "[protocol].groups"), "[protocol].groups")
     handshakes = _unique(p.handshakes, "[protocol].handshakes")
     s = s.model_copy(update={"protocol": p.model_copy(update={"groups": groups, "handshakes": handshakes})})
-    return s, link, key_profile
+    return s, link, key_profile, device
 
 
 def _unique(names: list[str], key: str) -> list[str]:
@@ -377,12 +386,12 @@ def validate_system(raw: Mapping[str, Any], where: str = "system") -> System:
     return _validated(raw, where)[0]
 
 
-def _validated(raw: Mapping[str, Any], where: str) -> tuple[System, NetSpec | None, SEProfile | None]:
-    """validate_system, keeping the link and key profile the checks resolved."""
-    s, link, key_profile = _resolve_names(_validate(raw, where), where)
-    if s.pattern is not None:
-        _pattern(s, where)
-    return s, link, key_profile
+def _validated(raw: Mapping[str, Any], where: str) -> _Resolved:
+    """validate_system, keeping the link, key profile and device the checks resolved."""
+    r = _resolve_names(_validate(raw, where), where)
+    if r[0].pattern is not None:
+        _pattern(r[0], where)
+    return r
 
 
 def load_system(path: str | Path, where: str | None = None) -> LoadedSystem:
@@ -395,8 +404,8 @@ def load_system(path: str | Path, where: str | None = None) -> LoadedSystem:
         doc = parse_toml(text, where)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{where}: not valid TOML: {exc}") from None
-    s, link, key_profile = _validated(doc, where)
-    return LoadedSystem(s, str(path), link, key_profile)
+    s, link, key_profile, device = _validated(doc, where)
+    return LoadedSystem(s, str(path), link, key_profile, device)
 
 
 # --- the pattern the planner judges --------------------------------------------------------------

@@ -454,6 +454,7 @@ def from_device(
     where: str = "--calibrate",
     stack: str | None = None,
     checked: bool = False,
+    key_types: Mapping[str, Any] | None = None,
 ) -> CostTable:
     """The client's costs on an emulated device from a `secperf device` Result: its primitive counts
     (device_crypto rows) become client operations, its warm handshake rows the client's measured
@@ -461,7 +462,8 @@ def from_device(
     row); the server stays the base table's (this host). Every figure is the timing model's cycles /
     clock (instructions × the old CPI range's middle for Results made before it) — modelled, not
     measured; its source names the run, the row and the rule. checked: `doc` was already checked as
-    its file would be (core.result.new_result with its series, validate or load): not checked again."""
+    its file would be (core.result.new_result with its series, validate or load): not checked again.
+    key_types: the model's key types when the caller holds them (a flights.Context's), else read here."""
     doc = doc if checked else _checked(doc, where)
     if doc.kind != "device":
         raise CalibrationError(
@@ -505,9 +507,11 @@ def from_device(
                 continue
             # a certificate the model knows by name (EDHOC's CCS credentials are no X.509 key type: the
             # row's credential stays in its labels, the scenario keeps its own)
-            from .flights import key_types
+            if key_types is None:
+                from . import flights
 
-            known = key_types()
+                key_types = flights.key_types()
+            known = key_types
             client_cert = lab.get("client_cert", "none")
             client_cert = client_cert if client_cert in known else "none"
             server_cert = lab.get("server_cert") if lab.get("server_cert") in known else None

@@ -9,7 +9,7 @@ its family's module; the names callers use are handed on from base.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from . import dtls13, edhoc, quic, tls12, tls13
 from .base import (
@@ -36,6 +36,7 @@ from .base import (
     TLS13_ENC,
     TLS_REC,
     UDP_HDR,
+    Context,
     Exchange,
     Flight,
     FlightModel,
@@ -43,17 +44,17 @@ from .base import (
     Msgs,
     Ops,
     Scenario,
-    _plain,
     cert_der,
-    checked,
     groups,
     key_types,
+    model,
     no_security,
     resolved_all,
     sizes,
     software_key,
     ticket_growth,
 )
+from .base import context as base_context
 
 __all__ = [
     "CERT_REQUEST",
@@ -88,6 +89,8 @@ __all__ = [
     "Scenario",
     "baseline",
     "build",
+    "context",
+    "Context",
     "cert_der",
     "groups",
     "key_types",
@@ -115,19 +118,11 @@ def baseline(s: Scenario) -> FlightModel:
 
 def build(s: Scenario) -> FlightModel:
     """The flight model of a scenario; bad combinations raise ModelError naming the option."""
-    if s.protocol not in PROTOCOLS:
-        raise ModelError(f"PROTOCOL: unknown protocol {s.protocol!r}; known: {', '.join(PROTOCOLS)}")
-    if s.security not in SECURITY:
-        raise ModelError(f"security: {s.security!r} must be one of {', '.join(SECURITY)}")
-    if s.security == "none":
-        return _plain(s.resolved())
-    if s.handshake not in HANDSHAKES[s.protocol]:
-        raise ModelError(
-            f"--handshake: {s.protocol} has no {s.handshake!r} handshake; known: {', '.join(HANDSHAKES[s.protocol])}"
-        )
-    if s.depth < 1 or s.depth > 5:
-        raise ModelError(f"--cert: chain depth {s.depth} must be 1..5")
-    if not (s.key == "software" or s.key.startswith("se:")):
-        raise ModelError(f"--key: {s.key!r} must be software or se:PROFILE[:cold]")
-    s = checked(s)  # resolved, its group and key types checked
-    return _FAMILY[s.protocol](s)
+    return model(s, _FAMILY)
+
+
+def context(scenarios: Iterable[Scenario], groups: Iterable[str] = (), certs: Iterable[str] = ()) -> Context:
+    """The scenarios' Context in one call (base.context): the size tables, each scenario resolved and
+    the resolved scenarios' flight models; groups, certs: the user's --group and --server-cert names,
+    checked first."""
+    return base_context(scenarios, groups, certs, _FAMILY)

@@ -14,13 +14,13 @@ full, x25519, RSA-2048: 221 / 1396 / 64 bytes; TLS 1.2: 146 / 1255 / 93 / 242).
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from ...core.errors import InputError
+from ...core.errors import InputError, SecperfError
 from ...inputs import vocabulary as V
 
 PROTOCOLS = {
@@ -315,6 +315,70 @@ def checked(s: Scenario) -> Scenario:
     return s
 
 
+def model(s: Scenario, families: Mapping[str, Callable[[Scenario], FlightModel]]) -> FlightModel:
+    """The flight model of a scenario (flights.build): the options checked (ModelError naming the
+    option), the scenario resolved and checked, then its family's module (`families`, by protocol)
+    builds the exchanges."""
+    if s.protocol not in PROTOCOLS:
+        raise ModelError(f"PROTOCOL: unknown protocol {s.protocol!r}; known: {', '.join(PROTOCOLS)}")
+    if s.security not in SECURITY:
+        raise ModelError(f"security: {s.security!r} must be one of {', '.join(SECURITY)}")
+    if s.security == "none":
+        return _plain(s.resolved())
+    if s.handshake not in HANDSHAKES[s.protocol]:
+        raise ModelError(
+            f"--handshake: {s.protocol} has no {s.handshake!r} handshake; known: {', '.join(HANDSHAKES[s.protocol])}"
+        )
+    if s.depth < 1 or s.depth > 5:
+        raise ModelError(f"--cert: chain depth {s.depth} must be 1..5")
+    if not (s.key == "software" or s.key.startswith("se:")):
+        raise ModelError(f"--key: {s.key!r} must be software or se:PROFILE[:cold]")
+    s = checked(s)  # resolved, its group and key types checked
+    return families[s.protocol](s)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the model's vocabulary says about a set of scenarios, asked in one call (context()): the
+    size tables' groups and key types (names checked, kinds read), each scenario resolved
+    (Scenario.resolved, in the order given) and the flight model of each resolved scenario the
+    model builds (one that it refuses is absent: build() says why). Plain data: a caller reads it
+    without entering the model again."""
+
+    groups: Mapping[str, Mapping[str, Any]]
+    key_types: Mapping[str, Mapping[str, Any]]
+    given: tuple[Scenario, ...] = ()
+    resolved: tuple[Scenario, ...] = ()
+    models: Mapping[Scenario, FlightModel] = field(default_factory=dict)
+
+
+def context(
+    scenarios: Iterable[Scenario],
+    group_names: Iterable[str] = (),
+    cert_types: Iterable[str] = (),
+    families: Mapping[str, Callable[[Scenario], FlightModel]] | None = None,
+) -> Context:
+    """The Context of `scenarios`. group_names, cert_types: names a user gave (--group, --server-cert),
+    checked first (ModelError naming the option and the known names). families: the protocol
+    modules' builders (flights.context passes them): the resolved scenarios' models built here."""
+    g, k = groups(), key_types()
+    for name in group_names:
+        if name not in g:
+            raise ModelError(f"--group: unknown group {name!r}; known: {', '.join(g)}")
+    for t in cert_types:
+        if t not in k:
+            raise ModelError(f"--server-cert: unknown key type {t!r}; known: {', '.join(k)}")
+    given = tuple(scenarios)
+    resolved = tuple(sc.resolved() for sc in given)
+    models: dict[Scenario, FlightModel] = {}
+    for r in dict.fromkeys(resolved) if families is not None else ():
+        try:
+            models[r] = model(r, families)
+        except SecperfError:  # refused: absent here, build() says why where a caller builds it
+            continue
+    return Context(g, k, given, resolved, models)
+
+
 def cert_der(key_type: str) -> int:
     k = _key(key_type)
     return int(sizes()["certificate"]["base"]) + int(k["spki"]) + int(k["sig"])
@@ -370,8 +434,12 @@ Ops = tuple[str, ...]
 
 
 def _tls13(
-    s: Scenario, app_out: Msgs, app_back: Msgs, app_server_ops: Ops = (), app_back_writes: int = 1
+    s: Scenario, app_out: Msgs, app_back: Msgs, app_server_ops: Ops = (), app_back_writes: int = 1, tickets: int = 0
 ) -> list[Exchange]:
+    """The TLS 1.3 handshake's exchanges with the application messages; tickets: NewSessionTicket
+    messages the server sends ahead of its application messages (each grows by the client's
+    certificate under mutual TLS: ticket_growth)."""
+    app_back = (("NewSessionTicket", NST13 + ticket_growth(s)),) * tickets + tuple(app_back)
     hs = s.handshake
     g = _group(s.group)
     resumed = hs in ("resumed", "psk", "psk-dhe", "0rtt")

@@ -12,7 +12,6 @@ from .base import (
     JWT_REQ,
     MQTT_CONNACK,
     MQTT_CONNECT,
-    NST13,
     SYN,
     TLS13_ENC,
     Exchange,
@@ -21,7 +20,6 @@ from .base import (
     Scenario,
     _client_sign,
     _tls13,
-    ticket_growth,
 )
 
 
@@ -35,8 +33,8 @@ def flight_model(s: Scenario) -> FlightModel:
     if p == "https":
         # nginx (OpenSSL) sends session tickets at the end of the handshake (one write: two after a
         # full handshake, one after a resumption — OpenSSL's defaults), then the response (a second write)
-        back = tuple([("NewSessionTicket", NST13 + ticket_growth(s))] * (2 if s.handshake == "full" else 1)) + http[1]
-        ex = [SYN] + _tls13(s, http[0], back, app_back_writes=2)
+        tickets = 2 if s.handshake == "full" else 1
+        ex = [SYN] + _tls13(s, http[0], http[1], app_back_writes=2, tickets=tickets)
         return FlightModel(s, "tcp", tuple(ex), start_mark=("back_recv", 0))
     if p == "jwt":
         fresh = s.handshake == "fresh"
@@ -48,13 +46,11 @@ def flight_model(s: Scenario) -> FlightModel:
             ex[0] = Exchange(replace(first.out, ops=sign_ops + first.out.ops, se_sign=se), first.back, first.transport)
         return FlightModel(s, "tcp", tuple(ex), start_mark=("back_recv", 0))
     if p == "mqtt":
-        app = (
-            (("CONNECT", MQTT_CONNECT + TLS13_ENC),),
-            tuple([("NewSessionTicket", NST13 + ticket_growth(s))] * 2) + (("CONNACK", MQTT_CONNACK + TLS13_ENC),),
-        )
-        # the server's session tickets leave with the end of its handshake (one write), the
+        app = ((("CONNECT", MQTT_CONNECT + TLS13_ENC),), (("CONNACK", MQTT_CONNACK + TLS13_ENC),))
+        # the server's two session tickets leave with the end of its handshake (one write), the
         # CONNACK after mosquitto has read CONNECT (a second write: with TCP_NODELAY, its own segment)
-        return FlightModel(s, "tcp", tuple([SYN] + _tls13(s, *app, app_back_writes=2)), start_mark=("back_recv", 0))
+        ex = [SYN] + _tls13(s, *app, app_back_writes=2, tickets=2)
+        return FlightModel(s, "tcp", tuple(ex), start_mark=("back_recv", 0))
     if p == "openvpn":
         s13 = replace(s, handshake="full")
         tls = _tls13(s13, (("key method 2 data", 300),), (("key method 2 data", 300),))
