@@ -23,10 +23,15 @@ counted on the emulator; the walk measured is the one with a warm counting cache
 from a profiler hook (sys.setprofile): a lookup is a call of one of the registries' readers by a
 function outside the registry's own module, whatever the import spelling. Prints the lookups per
 input and caller, then the N files entered most (the walk's entries, the library callbacks and
-both); exit 0 when every lookup comes from the command's edge (app/, subcommands/, cli.py), no name
-is looked up twice and the walk from the parser to the cycles enters no file more than twice
-(issue 44's target), 1 otherwise. tests/test_whatif_walk.py checks the same bound for the files
-that meet it.
+both); exit 0 when every lookup comes from the command's edge, no name is looked up twice and
+the walk from the parser to the cycles enters no file more than twice (issue 44's target), 1
+otherwise. tests/test_whatif_walk.py checks the same bound for the files that meet it.
+
+The command's edge is app/, subcommands/, cli.py and the system file's reader inputs/system.py.
+That reader is called by the parser only, once per run (tests/test_inputs_resolved_once.py checks
+it), and it hands what it resolved on (inputs/system.LoadedSystem: the link, the key's profile,
+the device): its look-ups are the command layer's single read of the file's names, not a lower
+layer asking again, so they count as the edge's.
 """
 
 from __future__ import annotations
@@ -61,12 +66,15 @@ DEFAULT = [
     "--no-report",
     "--json",
 ]
-EDGE = ("secperf/app/", "secperf/subcommands/", "secperf/cli.py")
+# the command's edge: the parser, the app layer, and a system file's reader (inputs/system.py resolves
+# the file's [network].link, [security].key and [device].core while the parser reads it, once per run,
+# and hands the objects on in LoadedSystem: that read is the command layer's, not a layer below asking again)
+EDGE = ("secperf/app/", "secperf/subcommands/", "secperf/cli.py", "secperf/inputs/system.py")
 SRC = str(Path(devices.__file__).resolve().parent.parent) + "/"
 
 # input -> the readers that look it up by name (a call from outside their own module counts)
 READERS: dict[str, list[Any]] = {
-    "core": [devices.core, devices.find_core],
+    "core": [devices.core, devices.find_core, devices.choose_device],
     "link": [netspec.parse, netspec.parse_networks, *([network.parse] if hasattr(network, "parse") else [])],
     "secure-element profile": [
         se_profiles.get_profile,
