@@ -139,3 +139,32 @@ def test_the_tls13_exchanges_carry_the_servers_session_tickets():
         assert tickets == [F.NST13 + F.ticket_growth(s)] * n, (proto, hs)
         if n:
             assert back.msgs[0][0] == "NewSessionTicket"
+
+
+def test_a_scenario_reads_the_profile_catalogue_once(tmp_path, monkeypatch):
+    """[signer] and [jwt] are checked and run from one read of the profiles (app/scenario reads it and
+    hands it to inputs/scenario's checks), not one read per section and one more for the phases."""
+    from secperf.app import phases
+    from secperf.app import scenario as AS
+    from secperf.app.options import MeasureOptions
+    from secperf.inputs import se_profiles as SE
+
+    path = tmp_path / "s.toml"
+    path.write_text(
+        'name = "t"\n[signer]\nprofiles = ["iot-safe-sim"]\n[jwt]\nprofiles = ["iot-safe-sim"]\nnetworks = ["loopback"]\n'
+    )
+    reads = []
+    real = SE.load_profiles
+    monkeypatch.setattr(SE, "load_profiles", lambda *a: reads.append(a) or real(*a))
+
+    class Stop(Exception):
+        pass
+
+    def stop(profiles, *_a, **_k):
+        assert [p.name for p in profiles] == ["iot-safe-sim"]
+        raise Stop
+
+    monkeypatch.setattr(phases, "signer_phase", stop)
+    with pytest.raises(Stop):
+        AS.run_scenario(str(path), MeasureOptions(), None)  # type: ignore[arg-type]
+    assert len(reads) == 1

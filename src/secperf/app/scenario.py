@@ -63,7 +63,12 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
     params = crypto_params(opts, scn.get("crypto") or {})
     phases = [P.crypto_phase(rows, params)] if rows else []
     hs = handshake_configs(scn)
-    jw = SC.signer_settings(scn, "jwt")
+    # the sections' secure-element profiles, read once here: the sections' checks, the estimate and the
+    # phases take them
+    from ..inputs.se_profiles import load_profiles
+
+    known = load_profiles() if any(scn.get(s) for s in ("signer", "jwt", "connect")) else {}
+    jw = SC.signer_settings(scn, "jwt", known)
     cs = SC.connect_settings(scn)
     skipped = links.links_unavailable(
         [c.network for c in hs] + [*(jw or {}).get("networks", []), *(cs or {}).get("networks", [])]
@@ -84,11 +89,7 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
         hp.links = tuple(specs[c.network] for c in hs if c.network in specs)
         phases.append(P.handshake_phase(hs, hp))
     extra: dict[str, Any] = {"skipped_links": skipped} if skipped else {}
-    sg = SC.signer_settings(scn, "signer")
-    # the sections' secure-element profiles, resolved once here: the estimate and the phases take them
-    from ..inputs.se_profiles import load_profiles
-
-    known = load_profiles() if sg or jw or cs else {}
+    sg = SC.signer_settings(scn, "signer", known)
     se_names = sorted({*(sg or {}).get("profiles", []), *(jw or {}).get("profiles", [])})
     se = {p.name: p for p in P.se_profiles(se_names, known)}
     if sg:
@@ -100,7 +101,9 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
             n=opts.n or jw["n"], warmup=jw["warmup"], seed=opts.seed, links=tuple(specs[n] for n in jw["networks"])
         )
         phases.append(
-            P.jwt_phase([se[n] for n in jw["profiles"]], jw["keys"], jp, jw["lifetime_s"], jw["networks"], jw["key_sessions"])
+            P.jwt_phase(
+                [se[n] for n in jw["profiles"]], jw["keys"], jp, jw["lifetime_s"], jw["networks"], jw["key_sessions"]
+            )
         )
         extra["jwt"] = {**jw, **jp.as_dict()}
     if cs:

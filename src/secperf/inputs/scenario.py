@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
 from .algorithms import Row, SelectionError, select
 from .schema import validate_scenario
+
+if TYPE_CHECKING:
+    from .se_profiles import Profile
 
 
 class ScenarioError(InputError):
@@ -129,9 +133,12 @@ def networks_setting(scn: ScenarioDoc, section: str) -> list[str]:
         raise ScenarioError(f"scenario {scn.get('name', '?')}: [{section}] networks: {exc}") from None
 
 
-def signer_settings(scn: ScenarioDoc, section: str) -> dict[str, Any] | None:
+def signer_settings(
+    scn: ScenarioDoc, section: str, known: Mapping[str, Profile] | None = None
+) -> dict[str, Any] | None:
     """[signer] / [jwt]: profiles, keys, (modes), n, warmup, ([jwt] networks) — validated names, or
-    None if absent."""
+    None if absent. known: the secure-element profiles the command read for the whole scenario (read
+    here when not given)."""
     sec = scn.get(section)
     if not sec:
         return None
@@ -144,9 +151,10 @@ def signer_settings(scn: ScenarioDoc, section: str) -> dict[str, Any] | None:
             f"scenario {scn.get('name', '?')}: [{section}] has unknown keys {sorted(unknown)}; "
             f"allowed: {', '.join(sorted(allowed))}"
         )
-    from .se_profiles import load_profiles
+    if known is None:
+        from .se_profiles import load_profiles
 
-    known = load_profiles()
+        known = load_profiles()
     for pr in sec.get("profiles", []):
         if pr not in known:
             raise ScenarioError(
