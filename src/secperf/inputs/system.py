@@ -284,11 +284,12 @@ def _resolve_names(s: System, where: str) -> _Resolved:
     device (inputs.devices.choose_device: a cost table, else a core), each looked up once here."""
     from . import devices as D
     from . import netspec as NS
+    from .core_profiles import DEVICE_ALIASES
 
     problems: list[str] = []
     cores = list(D.cores())
     # an old spelling is no name of a file (a table takes precedence over a core of the same name)
-    device = D.choose_device(s.device.core) if s.device.core not in D.DEVICE_ALIASES else None
+    device = D.choose_device(s.device.core) if s.device.core not in DEVICE_ALIASES else None
     if device is None or not device.known:
         device = None
         problems.append(

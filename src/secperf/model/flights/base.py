@@ -371,7 +371,9 @@ def context(
     given = tuple(scenarios)
     resolved = tuple(sc.resolved() for sc in given)
     models: dict[Scenario, FlightModel] = {}
-    for r in dict.fromkeys(resolved) if families is not None else ():
+    for r in dict.fromkeys(resolved):
+        if families is None:
+            break
         try:
             models[r] = model(r, families)
         except SecperfError:  # refused: absent here, build() says why where a caller builds it
