@@ -40,7 +40,7 @@ from typing import Any
 from ..core.errors import InputError
 from ..core.native import shipped_sources
 from ..core.paths import secperf_home
-from . import device_sources
+from . import build_stage, device_sources
 from .device_sources import (
     DeviceSetupError as DeviceSetupError,  # raised here, imported from here by the device modules
 )
@@ -365,12 +365,10 @@ def _fingerprint(src: Path, parts: list[str]) -> str:
 
 
 def _run(cmd: list[str], what: str, timeout: float, cwd: Path | None = None) -> str:
-    from ..lab import registry
-
     try:
         # in the run registry, under the parent-death signal: a build started at first use dies with
-        # secperf (kill -9 included) and `secperf clean` finds it
-        p = registry.run(cmd, what, timeout=timeout, capture_output=True, text=True, cwd=cwd)
+        # secperf (kill -9 included) and `secperf clean` finds it; its process group is killed whole
+        p = build_stage.run_group(cmd, what, timeout, cwd=cwd)
     except subprocess.TimeoutExpired:
         raise DeviceSetupError(f"{what} did not finish within {timeout:.0f} s") from None
     if p.returncode != 0:
@@ -441,26 +439,39 @@ def _make(
     extra: list[str],
     stack: str,
     target: str,
-    client: Path,
-    watch: Path,
-    meta: Path,
+    binary: str,
+    lib: Path | None,
     nm: str,
     qemu: str,
     run_cpu: str | None,
 ) -> None:
-    if client.is_file() and meta.is_file():
+    """Build into staging directories (measure/build_stage), published only when all succeeded."""
+    build_stage.remove_stale(out.parent)
+    if build_stage.is_complete(out) and (out / binary).is_file() and (out / f"{stack}.json").is_file():
         return  # another process built it while this one waited for the lock
-    args = ["make", "-s", "-f", str(src / "Makefile"), f"OUT={out}", f"SHARED_DECLS={decls}", "plugin", *extra]
-    if inc is not None:
-        args.append(f"QEMU_PLUGIN_INCLUDE={inc}")
-    _run(args, f"building the {stack} guest client for {target} (native/device/Makefile)", BUILD_TIMEOUT_S)
-    watch.write_text(watch_lines(client, nm, stack) if stack in WATCH_BY_STACK else "")
-    info = _run(
-        [qemu, *(["-cpu", run_cpu] if run_cpu else []), str(client), "--offers"],
-        f"asking the {stack} client what it offers",
-        60,
-    )
-    meta.write_text(info)
+    build_stage.invalidate(out)  # stamped but missing a file: rebuilt and replaced
+    tmp = lib_tmp = None
+    try:
+        tmp = build_stage.stage(out)
+        lib_tmp = build_stage.stage(lib, seed=lib) if lib is not None else None
+        args = ["make", "-s", "-f", str(src / "Makefile"), f"OUT={tmp}", f"SHARED_DECLS={decls}", "plugin", *extra]
+        args += [f"MCU={lib_tmp}"] if lib_tmp is not None else []
+        if inc is not None:
+            args.append(f"QEMU_PLUGIN_INCLUDE={inc}")
+        _run(args, f"building the {stack} guest client for {target} (native/device/Makefile)", BUILD_TIMEOUT_S)
+        client = tmp / binary
+        (tmp / f"watch-{stack}.txt").write_text(watch_lines(client, nm, stack) if stack in WATCH_BY_STACK else "")
+        info = _run(
+            [qemu, *(["-cpu", run_cpu] if run_cpu else []), str(client), "--offers"],
+            f"asking the {stack} client what it offers",
+            60,
+        )
+        (tmp / f"{stack}.json").write_text(info)
+        if lib is not None and lib_tmp is not None:
+            build_stage.publish(lib_tmp, lib)
+        build_stage.publish(tmp, out, {tmp: out, **({lib_tmp: lib} if lib and lib_tmp else {})})
+    finally:
+        build_stage.discard(tmp, lib_tmp)  # what was not published (an error, a time-out, a kill)
 
 
 def ensure_built(stack: str, target: str = "armhf", config: str | None = None, home: Path | None = None) -> Build:
@@ -512,7 +523,7 @@ def ensure_built(stack: str, target: str = "armhf", config: str | None = None, h
         root = sysroot_for(stack, home)
         libdir = root / "usr" / "lib" / "arm-linux-gnueabihf"
         parts = [stack, cc_line, str(root), str(inc)] + [f"{lib}:{(libdir / lib).stat().st_size}" for lib in libs]
-        extra = [f"SYSROOT={root}", make_target]
+        extra, lib = [f"SYSROOT={root}", make_target], None
     else:
         root = source_dir(stack, home)
         binary = f"{binary}-src"
@@ -529,15 +540,8 @@ def ensure_built(stack: str, target: str = "armhf", config: str | None = None, h
         lib_key = hashlib.sha256(
             "|".join(parts + [p.read_text() for p in sorted((src / "mcu").rglob("*.h"))]).encode()
         ).hexdigest()[:16]
-        extra = [
-            f"{var}={root}",
-            f"MCU_FLAGS={flags}",
-            f"MCU_DEFS={bcfg.make_defs}",
-            f"MCU_OPT={bcfg.opt}",
-            f"MCU={home / 'build' / f'lib-{stack}-{target}-{lib_key}'}",
-            mk,
-            "-j2",
-        ]
+        extra = [f"{var}={root}", f"MCU_FLAGS={flags}", f"MCU_DEFS={bcfg.make_defs}", f"MCU_OPT={bcfg.opt}", mk, "-j2"]
+        lib = home / "build" / f"lib-{stack}-{target}-{lib_key}"  # staged and published by _make
         if bcfg.opt != "-O2":
             note = note.replace("-O2", f"{bcfg.opt} library, -O2 client")
     if stack == "pqclean":  # no embedded configuration of ours: PQClean's code at its own -O3
@@ -553,11 +557,11 @@ def ensure_built(stack: str, target: str = "armhf", config: str | None = None, h
         out / f"{stack}.json",
     )
     run_cpu = "max" if target != "armhf" else None
-    if not (client.is_file() and plugin.is_file() and meta.is_file()):
-        out.mkdir(parents=True, exist_ok=True)
+    if not (build_stage.is_complete(out) and client.is_file() and plugin.is_file() and meta.is_file()):
+        out.parent.mkdir(parents=True, exist_ok=True)
         with open(home / "build" / ".lock", "w") as lock:  # one build at a time (shared cache)
             fcntl.flock(lock, fcntl.LOCK_EX)
-            _make(out, src, decls, inc, extra, stack, target, client, watch, meta, nm, qemu, run_cpu)
+            _make(out, src, decls, inc, extra, stack, target, binary, lib, nm, qemu, run_cpu)
     info = json.loads(meta.read_text().splitlines()[0])
     mp = Path(f"{client}.map")
     fp = footprint(mp.read_text(errors="replace"), ARCHIVES[stack]) if mp.is_file() else None
