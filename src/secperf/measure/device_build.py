@@ -447,7 +447,9 @@ def _make(
 ) -> None:
     """Build into staging directories (measure/build_stage), published only when all succeeded."""
     build_stage.remove_stale(out.parent)
-    if build_stage.is_complete(out) and (out / binary).is_file() and (out / f"{stack}.json").is_file():
+    if build_stage.is_complete(out) and all(
+        (out / f).is_file() for f in (binary, f"{stack}.json", "libinsn_events.so")
+    ):
         return  # another process built it while this one waited for the lock
     build_stage.invalidate(out)  # stamped but missing a file: rebuilt and replaced
     tmp = lib_tmp = None

@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from ..lab import registry
+from . import build_stage
 from .device_build import (
     ARMHF_SOURCE_FLAGS,
     NEWLIB_TARGETS,
     TARGETS,
     Build,
     DeviceSetupError,
+    _run,
     check_config,
     device_home,
     ensure_built,
@@ -101,51 +103,52 @@ def build(target: str, config: str | None = None, stack: str = DEFAULT_STACK) ->
     h.update(f"{flags}|{cfg.make_defs}|{link}|{archive}|{st.st_size}|{st.st_mtime_ns}|{lib.cross_cc}".encode())
     out = device_home() / "build" / f"edhoc-{stack}-{target}-{h.hexdigest()[:16]}"
     binary, offers = out / "sp-edhoc", out / "offers.json"
-    if not (binary.is_file() and offers.is_file()):
-        out.mkdir(parents=True, exist_ok=True)
+    if not (build_stage.is_complete(out) and binary.is_file() and offers.is_file()):
+        out.parent.mkdir(parents=True, exist_ok=True)
         with open(device_home() / "build" / ".lock", "w") as lock:  # one build at a time (shared cache)
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if binary.is_file() and offers.is_file():  # another process built it while this one waited
+            build_stage.remove_stale(out.parent)
+            if build_stage.is_complete(out) and binary.is_file() and offers.is_file():  # built meanwhile
                 return build(target, config, stack)
+            build_stage.invalidate(out)  # stamped but missing a file: rebuilt and replaced
             # wolfSSL's generated options.h sits beside the library's objects (the M0+ archive one level down)
             gen = next(
                 (d for d in (archive.parent / "wolfssl-inc", archive.parent.parent / "wolfssl-inc") if d.is_dir()),
                 archive.parent,
             )
-            argv = [
-                "make",
-                "-s",
-                "-f",
-                str(own / "Makefile"),
-                f"OUT={out}",
-                f"CRYPTO={stack}",
-                f"LIB={archive}",
-                f"LIB_SRC={source_dir(stack)}",
-                f"LIB_GEN={gen}",
-                f"FLAGS={flags}",
-                f"DEFS={cfg.make_defs}",
-                f"LINK={link}",
-            ]
-            r = registry.run(
-                argv, f"building the EDHOC initiator for {target}", capture_output=True, text=True, timeout=300
-            )
-            if r.returncode != 0:
-                raise DeviceSetupError(
-                    f"building the EDHOC initiator for {target} failed: {(r.stderr or r.stdout).strip()[-1200:]}"
+            tmp = build_stage.stage(out)  # built apart, renamed into place when it succeeded (build_stage)
+            try:
+                argv = [
+                    "make",
+                    "-s",
+                    "-f",
+                    str(own / "Makefile"),
+                    f"OUT={tmp}",
+                    f"CRYPTO={stack}",
+                    f"LIB={archive}",
+                    f"LIB_SRC={source_dir(stack)}",
+                    f"LIB_GEN={gen}",
+                    f"FLAGS={flags}",
+                    f"DEFS={cfg.make_defs}",
+                    f"LINK={link}",
+                ]
+                _run(argv, f"building the EDHOC initiator for {target}", 300)
+                r = registry.run(
+                    [lib.qemu, "-cpu", lib.run_cpu or "max", str(tmp / binary.name), "--offers"],
+                    "asking the EDHOC initiator what it offers",
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
                 )
-            r = registry.run(
-                [lib.qemu, "-cpu", lib.run_cpu or "max", str(binary), "--offers"],
-                "asking the EDHOC initiator what it offers",
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-            if r.returncode != 0 or not r.stdout.startswith("{"):
-                raise DeviceSetupError(
-                    f"the EDHOC initiator for {target} does not run under qemu-arm: "
-                    f"{(r.stderr or r.stdout).strip()[-400:]}"
-                )
-            offers.write_text(r.stdout.splitlines()[0])
+                if r.returncode != 0 or not r.stdout.startswith("{"):
+                    raise DeviceSetupError(
+                        f"the EDHOC initiator for {target} does not run under qemu-arm: "
+                        f"{(r.stderr or r.stdout).strip()[-400:]}"
+                    )
+                (tmp / offers.name).write_text(r.stdout.splitlines()[0])
+                build_stage.publish(tmp, out, {tmp: out})
+            finally:
+                build_stage.discard(tmp)
     mp = Path(f"{binary}.map")
     fp = footprint(mp.read_text(errors="replace"), (CRYPTO[stack][1], *OWN_OBJECTS)) if mp.is_file() else None
     if fp:
