@@ -33,6 +33,7 @@ from ..core import result as R
 from ..core.errors import InputError, MeasurementError
 from ..core.result_schema import HandshakeDerived, Result, Series
 from ..lab import registry
+from . import build_stage
 from . import device_attrib as A
 from .device_build import DeviceSetupError, _fingerprint, _run, device_home, sources_dir, tool
 
@@ -81,20 +82,28 @@ def ensure_host_built(stack: str) -> tuple[Path, dict[str, Any]]:
     src = sources_dir()
     out = device_home() / "build" / f"host-{_fingerprint(src, [stack, 'host', _cc_line(cc)])}"
     client, meta = out / binary, out / f"{binary}.json"
-    if not (client.is_file() and meta.is_file()):
-        out.mkdir(parents=True, exist_ok=True)
+    if not (build_stage.is_complete(out) and client.is_file() and meta.is_file()):
+        out.parent.mkdir(parents=True, exist_ok=True)
         with open(device_home() / "build" / ".lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if not (client.is_file() and meta.is_file()):
+            build_stage.remove_stale(out.parent)
+            if not (build_stage.is_complete(out) and client.is_file() and meta.is_file()):
+                build_stage.invalidate(out)
+                tmp = build_stage.stage(out)  # built apart, renamed into place when it succeeded
                 try:
-                    _run(
-                        ["make", "-s", "-f", str(src / "Makefile"), f"OUT={out}", target],
-                        f"building the {stack} client for this host (native/device/Makefile)",
-                        300,
-                    )
-                except DeviceSetupError as exc:
-                    raise DeviceSetupError(f"{exc}; the host build needs the Debian package {pkg}") from None
-                meta.write_text(_run([str(client), "--offers"], f"asking the {stack} host client what it offers", 60))
+                    try:
+                        _run(
+                            ["make", "-s", "-f", str(src / "Makefile"), f"OUT={tmp}", target],
+                            f"building the {stack} client for this host (native/device/Makefile)",
+                            300,
+                        )
+                    except DeviceSetupError as exc:
+                        raise DeviceSetupError(f"{exc}; the host build needs the Debian package {pkg}") from None
+                    info = _run([str(tmp / binary), "--offers"], f"asking the {stack} host client what it offers", 60)
+                    (tmp / meta.name).write_text(info)
+                    build_stage.publish(tmp, out, {tmp: out})
+                finally:
+                    build_stage.discard(tmp)
     return client, json.loads(meta.read_text().splitlines()[0])
 
 
