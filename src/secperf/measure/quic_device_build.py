@@ -19,9 +19,10 @@ from typing import Any
 
 from ..core.native import shipped_sources
 from ..lab import registry
-from . import device_sources
+from . import build_stage, device_sources
 from .device_build import (
     DeviceSetupError,
+    _run,
     _version_line,
     device_home,
     footprint,
@@ -106,45 +107,43 @@ def ensure_built() -> QuicBuild:
     parts = [cc_line, str(root), str(inc)] + [f"{lib}:{(libdir / lib).stat().st_size}" for lib in ARMHF_LIBS]
     out = device_home() / "build" / f"quic-{_fingerprint(src, parts)}"
     client, plugin, meta = out / "sp-device-quic", out / "libinsn_events.so", out / "quic.json"
-    if not (client.is_file() and plugin.is_file() and meta.is_file()):
-        out.mkdir(parents=True, exist_ok=True)
+    if not (build_stage.is_complete(out) and client.is_file() and plugin.is_file() and meta.is_file()):
+        out.parent.mkdir(parents=True, exist_ok=True)
         with open(device_home() / "build" / ".lock", "w") as lock:  # one build at a time (shared cache)
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if not meta.is_file():
-                args = [
-                    "make",
-                    "-s",
-                    "-f",
-                    str(src / "Makefile"),
-                    f"OUT={out}",
-                    f"SYSROOT={root}",
-                    f"SHARED_DECLS={shared_decls_dir(src.parent)}",
-                    "plugin",
-                    "quic",
-                ]
-                if inc is not None:
-                    args.append(f"QEMU_PLUGIN_INCLUDE={inc}")
-                _check(
-                    registry.run(
-                        args,
-                        "building the QUIC guest client (native/device/quic/Makefile)",
-                        capture_output=True,
-                        text=True,
-                        timeout=300,
-                    ),
-                    "building the QUIC guest client",
-                )
-                p = _check(
-                    registry.run(
-                        [qemu, "-L", str(CROSS_LIBC), str(client), "--offers"],
+            build_stage.remove_stale(out.parent)
+            if not (build_stage.is_complete(out) and client.is_file() and plugin.is_file() and meta.is_file()):
+                build_stage.invalidate(out)
+                tmp = build_stage.stage(out)  # built apart, renamed into place when it succeeded
+                try:
+                    args = [
+                        "make",
+                        "-s",
+                        "-f",
+                        str(src / "Makefile"),
+                        f"OUT={tmp}",
+                        f"SYSROOT={root}",
+                        f"SHARED_DECLS={shared_decls_dir(src.parent)}",
+                        "plugin",
+                        "quic",
+                    ]
+                    if inc is not None:
+                        args.append(f"QEMU_PLUGIN_INCLUDE={inc}")
+                    _run(args, "building the QUIC guest client (native/device/quic/Makefile)", 300)
+                    p = _check(
+                        registry.run(
+                            [qemu, "-L", str(CROSS_LIBC), str(tmp / client.name), "--offers"],
+                            "asking the QUIC client what it offers",
+                            capture_output=True,
+                            text=True,
+                            timeout=60,
+                        ),
                         "asking the QUIC client what it offers",
-                        capture_output=True,
-                        text=True,
-                        timeout=60,
-                    ),
-                    "asking the QUIC client what it offers",
-                )
-                meta.write_text(p.stdout)
+                    )
+                    (tmp / meta.name).write_text(p.stdout)
+                    build_stage.publish(tmp, out, {tmp: out})
+                finally:
+                    build_stage.discard(tmp)
     info = json.loads(meta.read_text().splitlines()[0])
     mp = Path(f"{client}.map")
 
