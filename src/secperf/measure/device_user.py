@@ -37,6 +37,7 @@ from ..core.result_schema import DeviceCryptoDerived, DeviceTime, Series
 from ..inputs.core_profiles import Core
 from ..inputs.user_code import Harness, check_entry, check_name, check_sources, load_harness, pattern
 from ..lab import registry
+from . import build_stage
 from . import device_attrib as A
 from . import device_timing as T
 from .device_build import (
@@ -122,34 +123,40 @@ def ensure_plugins(src: Path) -> tuple[Path, Path]:
         h.update(p.read_bytes())
     out = device_home() / "build" / f"user-plugin-{h.hexdigest()[:16]}"
     plugin, limiter = out / "libinsn_events.so", out / "libuser_limit.so"
-    if not (plugin.is_file() and limiter.is_file()):
-        out.mkdir(parents=True, exist_ok=True)
+    if not (build_stage.is_complete(out) and plugin.is_file() and limiter.is_file()):
+        out.parent.mkdir(parents=True, exist_ok=True)
         with open(device_home() / "build" / ".user-plugins.lock", "w") as lock:  # not the library builds' lock
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if not plugin.is_file():
-                args = ["make", "-s", "-f", str(src / "Makefile"), f"OUT={out}", f"SHARED_DECLS={decls}", "plugin"]
-                if inc is not None:
-                    args.append(f"QEMU_PLUGIN_INCLUDE={inc}")
-                _run(args, "building the counting plugin (native/device/Makefile)", 300)
-            if not limiter.is_file():
-                hdr = ["-DSECPERF_QEMU_PLUGIN_HEADER", f"-I{inc}"] if inc is not None else [f"-I{decls}"]
-                _run(
-                    [
-                        tool("gcc", "build-essential"),
-                        "-O2",
-                        "-Wall",
-                        "-Wextra",
-                        "-shared",
-                        "-fPIC",
-                        "-fvisibility=hidden",
-                        *hdr,
-                        "-o",
-                        str(limiter),
-                        str(src / "user" / "limit.c"),
-                    ],
-                    "building the instruction limiter (native/device/user/limit.c)",
-                    120,
-                )
+            build_stage.remove_stale(out.parent)  # dead builders' staging directories only (PID rule)
+            if not (build_stage.is_complete(out) and plugin.is_file() and limiter.is_file()):
+                build_stage.invalidate(out)
+                tmp = build_stage.stage(out)  # built apart, renamed into place when it succeeded
+                try:
+                    args = ["make", "-s", "-f", str(src / "Makefile"), f"OUT={tmp}", f"SHARED_DECLS={decls}", "plugin"]
+                    if inc is not None:
+                        args.append(f"QEMU_PLUGIN_INCLUDE={inc}")
+                    _run(args, "building the counting plugin (native/device/Makefile)", 300)
+                    hdr = ["-DSECPERF_QEMU_PLUGIN_HEADER", f"-I{inc}"] if inc is not None else [f"-I{decls}"]
+                    _run(
+                        [
+                            tool("gcc", "build-essential"),
+                            "-O2",
+                            "-Wall",
+                            "-Wextra",
+                            "-shared",
+                            "-fPIC",
+                            "-fvisibility=hidden",
+                            *hdr,
+                            "-o",
+                            str(tmp / limiter.name),
+                            str(src / "user" / "limit.c"),
+                        ],
+                        "building the instruction limiter (native/device/user/limit.c)",
+                        120,
+                    )
+                    build_stage.publish(tmp, out)
+                finally:
+                    build_stage.discard(tmp)
     return plugin, limiter
 
 
