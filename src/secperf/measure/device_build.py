@@ -1,7 +1,9 @@
 """Building what `secperf device` runs: the guest TLS clients cross-compiled for armhf (static,
 against Debian's armhf wolfSSL and Mbed TLS) and the host TCG plugin that counts instructions
 (native/device). Built at first use into $SECPERF_HOME/device/build/<hash of sources and flags>,
-so a rebuild happens only when a source, the toolchain or the libraries change.
+so a rebuild happens only when a source, the toolchain or the libraries change. Every build is staged
+apart and renamed into place, stamped, only when it succeeded (measure/build_stage): a build cut off
+by its time limit or killed is never reused, and two cores never share an object directory.
 
 Where the armhf libraries and every third-party source come from: measure/device_sources (one
 lookup: the user's $SECPERF_HOME/device, then the installation's read-only cache that
