@@ -21,15 +21,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ParamSpec, SupportsFloat, SupportsIndex, TypeGuard
 
 import numpy as np
-from matplotlib import rc_context
-from matplotlib.axes import Axes
-from matplotlib.axis import Axis
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from .units import fmt_value
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.axis import Axis
+    from matplotlib.figure import Figure
     from matplotlib.typing import RcKeyType
 
 _P = ParamSpec("_P")
@@ -88,6 +86,8 @@ _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]
 
 def style() -> AbstractContextManager[None]:
     """The context every plot is built and saved in (rcParams are read at both moments)."""
+    from matplotlib import rc_context  # reason: matplotlib is loaded only when a figure is drawn (start-up)
+
     return rc_context(STYLE)
 
 
@@ -139,6 +139,8 @@ def _finite(v: object, log: bool) -> TypeGuard[_Number]:
 def _value_axis(axis: Axis, unit: str, log: bool, values: Iterable[float] = ()) -> None:
     """Log axes tick at powers of ten (and 2x, 5x when the data span under two decades), every tick
     labelled in the unit (1 µs, 10 µs, 1 ms)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # reason: matplotlib only when drawn
+
     if log:  # the caller has set the log scale; this only picks the ticks
         vals = [v for v in values if v > 0]
         narrow = bool(vals) and max(vals) / min(vals) < 100
@@ -149,6 +151,8 @@ def _value_axis(axis: Axis, unit: str, log: bool, values: Iterable[float] = ()) 
 
 def _figure(height_in: float, title: str) -> Figure:
     """A figure the report's width with the title at the top left (above a legend, if any)."""
+    from matplotlib.figure import Figure  # reason: matplotlib only when a figure is drawn
+
     fig = Figure(figsize=(WIDTH_IN, max(height_in, 1.6)), layout="constrained")
     fig.suptitle(text(title), x=0.01, ha="left", fontsize=10.5, fontweight="bold", gid="title")
     return fig

@@ -16,10 +16,12 @@ import hashlib
 import html
 import io
 import re
-
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING
 
 from .plots import Plot, style
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 _ID = re.compile(r'\bid="([^"]+)"')
 _REF = re.compile(r'(url\(#|xlink:href="#|href="#)([^")]+)')
