@@ -81,6 +81,8 @@ ALLOWED = {
     "raises it, so callers handle both alike",
     ("secperf.subcommands.argtypes", "ArgumentTypeError"): "argparse's protocol for type functions: argparse "
     "turns it into a usage error (exit 2)",
+    ("secperf.subcommands.streams", "UnsupportedOperation"): "the file protocol: a closed guarded stream's "
+    "fileno() raises what io's own streams raise there",
 }
 
 

@@ -59,9 +59,12 @@ def test_no_import_inside_a_function_without_its_reason():
 
 def test_the_inner_imports_left_are_optional_or_guarded():
     # every inner import left is an optional extra, or an ImportError-guarded one (pkcs11, paho-mqtt)
-    # that names its reason: no project module is imported late to hide a circle
-    ours = [(f, line, m) for f, line, m, _ in inner_imports(SRC) if m.startswith(".") or m.startswith("secperf")]
-    assert ours == []
+    # that names its reason: no project module is imported late to hide a circle. The one exception is
+    # cli.py's dispatch: the app layer once the arguments parsed, so that --help and a usage error stay
+    # light (subcommands/__init__.py; tests/test_cli_parser_halves.py)
+    ours = [(f, m) for f, _, m, _ in inner_imports(SRC) if m.startswith(".") or m.startswith("secperf")]
+    assert {f for f, _ in ours} <= {"cli.py"}, ours
+    assert {m for _, m in ours} <= {".app.option_scope", ".app.reporter", ".app.signals", ".subcommands"}, ours
 
 
 def test_a_planted_inner_import_is_found(tmp_path):

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import __version__
+from . import __version__, subcommands
 from .core.errors import EXIT_BAD_INPUT, SecperfError
+from .subcommands import streams
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -26,7 +28,6 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     starts with a command's name, the parser with that command's sub-parser only (the others are not
     built: that command's help, usage lines and errors are the same, and no other command's argument
     types run). `--help`, an unknown command or none get the full tree."""
-    from . import subcommands
 
     ap = argparse.ArgumentParser(
         prog="secperf",
@@ -40,9 +41,15 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv: list[str] | None = None) -> int:
-    from .subcommands import streams
+def split_argv(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """`netem run ... -- CMD`: everything after -- is the command, verbatim (argparse would read it)."""
+    if argv[:2] == ["netem", "run"] and "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1 :]
+    return argv, None
 
+
+def main(argv: list[str] | None = None) -> int:
     with streams.guarded_streams():
         streams.KEPT.clear()
         streams.SAID.clear()
@@ -71,7 +78,6 @@ def command_parser(ap: argparse.ArgumentParser, args: argparse.Namespace) -> arg
 def missing_program(exc: FileNotFoundError) -> str | None:
     """The program a subprocess could not start because PATH has no such name (`openssl` with a PATH
     that lacks /usr/bin), or None for any other missing file (that one is secperf's bug: a traceback)."""
-    import shutil
 
     name = exc.filename
     if not isinstance(name, str) or not name or "/" in name or shutil.which(name) is not None:
@@ -95,7 +101,6 @@ def _main(argv: list[str] | None, state: dict[str, str]) -> int:
     for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 terminal gets escapes, not a crash on "µs"
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    from .subcommands.parsers.netem import split_argv
 
     argv, tail = split_argv(list(sys.argv[1:] if argv is None else argv))
     ap = build_parser(argv)
@@ -106,17 +111,16 @@ def _main(argv: list[str] | None, state: dict[str, str]) -> int:
         ap.print_help(sys.stderr)
         return EXIT_BAD_INPUT
     state["command"] = args.command
-    from . import subcommands
-    from .app.reporter import using
-    from .app.signals import on_sigterm_raise
-    from .subcommands import output, shared, streams
+    # the app layer only now, once the arguments parsed: --help and a usage error import none of it
+    from .app.option_scope import check_args  # reason: at dispatch: --help stays light
+    from .app.reporter import using  # reason: at dispatch: --help stays light
+    from .app.signals import Interrupted, interruption_note, on_sigterm_raise  # reason: at dispatch: --help stays light
+    from .subcommands import output, shared  # reason: at dispatch: --help stays light
 
     mod = subcommands.command(args.command)  # its run half: imported now, after its arguments parsed
     try:
         with on_sigterm_raise(), using(output.TerminalReporter()):  # SIGTERM ends the command like Ctrl-C: 143
             shared.check_outputs(args)  # no output overwrites an input, a Result or another output
-            from .app.option_scope import check_args
-
             check_args(args, command_parser(ap, args))  # every option acts on a chosen kind or is refused
             return output.show(mod.run(args), args, getattr(mod, "JUDGES_FAILURES", True))
     except SecperfError as exc:  # anticipated: one line naming what was wrong and what to do
@@ -137,8 +141,6 @@ def _main(argv: list[str] | None, state: dict[str, str]) -> int:
         streams.say(f"secperf {args.command}: error: {given}: {exc.strerror or exc} (a path given on the command line)")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt as exc:
-        from .app.signals import Interrupted, interruption_note
-
         if isinstance(exc, Interrupted) and exc.result is not None:  # a measurement interrupted: its partial Result
             return output.show_interrupted(exc, args)
         code, note = interruption_note(exc)

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
+from ..measure.link_counts import link_timeout_ms
+from .reporter import reporter
 
 if TYPE_CHECKING:
     from ..inputs.netspec import NetSpec
@@ -70,7 +72,6 @@ def connection_s(protocol: str, spec: NetSpec | None) -> float:
         if protocol in DATAGRAM and (spec.up.delay_ms + spec.down.delay_ms) / 1000 > STUCK_RTT_TIMERS * timer:
             # both sides resend every flight several times before its answer can come: such a handshake runs on
             # until its timeout (the measurers' own, measure/link_counts.link_timeout_ms), the planning figure then
-            from ..measure.link_counts import link_timeout_ms
 
             t = max(t, link_timeout_ms(DEFAULT_TIMEOUT_MS, spec) / 1000)
     return t
@@ -115,7 +116,6 @@ def check_estimate(
     """The one refusal of every measuring command: `est_s` (what `detail` says it is made of) over the limit
     (--max-hours, else `default_hours`) is an input error naming the estimate, what to lower (`lower`) and
     --max-hours; else the parameters that record it ({"estimate_s", "max_hours"}), said when over a minute."""
-    from .reporter import reporter
 
     lim = default_hours if max_hours is None else max_hours
     if est_s > lim * 3600:

@@ -14,6 +14,8 @@ from ..inputs.defaults import (  # the commands' defaults (the parser shows them
 from ..inputs.defaults import CAN_DEFAULT_MACS as CAN_DEFAULT_MACS
 from ..inputs.defaults import MAC_DEFAULT_ALGS as MAC_DEFAULT_ALGS
 from ..inputs.defaults import MAC_DEFAULT_SIZES as MAC_DEFAULT_SIZES
+from ..inputs.devices import devices
+from ..model import can as CAN
 
 if TYPE_CHECKING:
     from ..model.can import CanParams
@@ -44,7 +46,6 @@ class CanOptions:
 
 def can_analysis(o: CanOptions, devices: str, macs: str) -> dict[str, Any]:
     """The CAN load analysis of `o`; `devices` and `macs` (comma lists) where o names none."""
-    from ..model import can as CAN
 
     for opt in ("device", "mac"):
         if getattr(o, opt) is not None and not getattr(o, opt):
@@ -131,7 +132,6 @@ CAN_FRAME_OVERHEAD_BITS = 44
 
 def _check_macs(macs: list[str], given_cycles: bool) -> None:
     """A MAC no device profile knows (md5, a typo) is an input error, not an empty table."""
-    from ..inputs.devices import devices
 
     known = sorted({m for d in devices().values() for m in d.get("macs", {})})
     for m in macs:

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..core.errors import SecperfError
+from ..core.store import RunStore, known_roots
+from ..lab import netns, registry, vpn
 from .reporter import Lines
 
 
@@ -13,9 +16,6 @@ def clean(as_json: bool = False, results: list[str] | None = None) -> str:
     """Remove what dead runs left; what was removed, as JSON or as lines for a person. A result it
     cannot mark (a full or read-only file system) is listed under `results_unwritable` with its
     reason and the sweep goes on to the next; the summary is printed whatever failed."""
-    from ..core.errors import SecperfError
-    from ..core.store import RunStore, known_roots
-    from ..lab import netns, registry, vpn
 
     runs = registry.clean_dead()
     # namespaces of dead owners that no registry lists (older versions, a registry file lost)

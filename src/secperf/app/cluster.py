@@ -35,10 +35,12 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, TypeVar
 
 from .. import __version__
+from .. import __version__ as v
 from ..core.errors import InputError, MeasurementError, SecperfError
 from .reporter import reporter
 
@@ -79,7 +81,7 @@ def check_address(text: str | None) -> str | None:
 def ray_module() -> Any:  # the ray module: it ships no type information here
     """Ray, imported now (never at secperf's import); a ClusterError naming the extra when missing."""
     try:
-        import ray  # noqa: PLC0415 (lazy on purpose: the extra is optional)
+        import ray  # noqa: PLC0415 (lazy on purpose: the extra is optional)  # reason: optional 'cluster' extra (Ray)
     except ImportError:
         raise ClusterError(f"--cluster needs Ray, which is not installed here: {INSTALL_HINT}") from None
     return ray
@@ -128,8 +130,6 @@ class Cluster:
 
 def _ray_version() -> str | None:
     try:
-        from importlib.metadata import version
-
         return version("ray")
     except Exception:  # noqa: BLE001 (metadata absent: the version is only a label)
         return None
@@ -155,8 +155,6 @@ def _alive_nodes(ray: Any) -> list[dict[str, Any]]:
 
 
 def _worker_version() -> str:
-    from .. import __version__ as v
-
     return v
 
 
@@ -200,7 +198,7 @@ def connect(address: str, quiet: bool = True) -> Iterator[Cluster]:
 
 def _check_versions(ray: Any, cl: Cluster) -> None:
     """Every node runs the driver's secperf version (a worker with another one computes another thing)."""
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # reason: optional 'cluster' extra (Ray)
 
     probe = ray.remote(num_cpus=0)(_worker_version)
     refs = {

@@ -26,15 +26,21 @@ sits above this module.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..core import result as R
 from ..core.histogram import SCHEME, Histogram
 from ..core.jsonlines import parse_line
 from ..core.wait import wait_until
+from ..lab import registry
+from ..lab.services import stop_process
+from ..measure.mqtt_load import find_mqttload
+from ..measure.server import find_loadgen, process_cpu_s
 from ..measure.server_config import ServerMeasureError
 from .cluster import Cluster, ClusterError, ClusterRunError, ray_module
 
@@ -59,12 +65,6 @@ class LoadgenWorker:
         self._ready = False
 
     def where(self) -> dict[str, Any]:
-        import socket
-
-        from ..lab import registry
-        from ..lab.services import stop_process  # noqa: F401 (imported now: the first level starts on time)
-        from ..measure.server import find_loadgen  # noqa: F401
-
         registry.current()  # this worker's registry and watchdog, before the first generator
         ray = ray_module()
         return {
@@ -98,7 +98,6 @@ class LoadgenWorker:
 
     def reach(self, addr: str, port: int, timeout_s: float) -> str | None:
         """Can this node reach a target (a TCP connect bounded by timeout_s)? None, or why not."""
-        import socket
 
         try:
             with socket.create_connection((addr, port), timeout=timeout_s):
@@ -120,10 +119,6 @@ class LoadgenWorker:
         """Wait for the start instant, run the generator pinned to `core`, return its lines. `tool`:
         loadgen (secperf-loadgen) or mqttload (secperf-mqttload), found on this node when the
         driver's path (exe_hint) is not there."""
-        from ..lab import registry
-        from ..lab.services import stop_process
-        from ..measure.mqtt_load import find_mqttload
-        from ..measure.server import find_loadgen
 
         find = find_mqttload if tool == "mqttload" else find_loadgen
         exe = exe_hint if exe_hint and os.path.isfile(exe_hint) and os.access(exe_hint, os.X_OK) else str(find())
@@ -238,9 +233,7 @@ def place(
     other machines cannot reach it: they are left out, named in Generators.left_out; a cluster with
     no node on this machine is an input error."""
     ray = ray_module()
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    from ..measure.server import find_loadgen
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # reason: optional 'cluster' extra (Ray)
 
     here = ray.util.get_node_ip_address()  # the server's machine (several Ray nodes may share it)
     local = [n for n in cl.nodes if n["ip"] == here]
@@ -352,7 +345,6 @@ def run_level(
     """One load level on every generator; returns the local path's run dict (lines of every generator
     with distinct proc numbers, the server's CPU at the window's start, each interval and its end)
     plus "cluster": workers, lost workers, merged histograms."""
-    from ..measure.server import process_cpu_s
 
     ray = ray_module()
     argvs = worker_argvs(argv, len(g.actors))
@@ -476,7 +468,6 @@ def _merge(
 
 def lost_failures(s: Series, level: dict[str, Any]) -> None:
     """A failure on the series for each generator lost mid-run (the counts are the others')."""
-    from ..core import result as R
 
     for x in level["cluster"]["lost"]:
         R.add_failure(

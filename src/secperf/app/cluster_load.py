@@ -14,19 +14,28 @@ from __future__ import annotations
 
 import subprocess
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import InputError
-from .cluster import ClusterRunError
+from ..core import result as R
+from ..core.errors import InputError, MeasurementError, SetupError
+from ..core.paths import private_dir
+from ..lab.pki import LabPKI
+from ..measure import server as S
+from ..measure.server import process_cpu_s
+from ..measure.server_start import pid_port
+from ..measure.server_storm import storm_record
+from .cluster import ClusterRunError, connect
 from .cluster_generators import Generators, cluster_level, lost_failures, merge_storm, place, run_level
+from .reporter import reporter
+from .runner import Phase, measure_and_write
+from .server_plan import plan, replay_compare
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from ..core.result_schema import Result, Series
     from ..core.store import Run
-    from ..lab.pki import LabPKI
     from ..measure.server import LoadParams, ServerConfig
     from .runner import Output, Progress
     from .server_plan import FleetOptions, ServerOptions
@@ -46,13 +55,6 @@ def measure_config(
 ) -> list[Series]:
     """measure.server.measure_config with the load levels on the cluster's generators: the same
     server set-up (started here, pinned to p.core), one series per level."""
-    from pathlib import Path
-
-    from ..core import result as R
-    from ..core.errors import MeasurementError, SetupError
-    from ..core.paths import private_dir
-    from ..measure import server as S
-    from ..measure.server_start import pid_port
 
     workdir = private_dir(
         (p.workdir or Path("/tmp")) / "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in cfg.series_id(0))
@@ -118,11 +120,6 @@ def measure_config(
 def run_server(o: ServerOptions, output: Output, configs: list[ServerConfig] | None = None) -> Result:
     """`secperf server --cluster`: app/server.run's plan and Result, the levels on the cluster.
     `configs`: the plan app/server.run made (its key sources resolved), planned here when not given."""
-    from ..core.paths import private_dir
-    from ..measure import server as S
-    from .cluster import connect
-    from .runner import Phase, measure_and_write
-    from .server_plan import plan
 
     check_options(o)
     assert o.cluster is not None and o.core is not None  # server.run comes here with --cluster, the core set
@@ -143,15 +140,11 @@ def run_server(o: ServerOptions, output: Output, configs: list[ServerConfig] | N
         try:
 
             def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
-                from ..lab.pki import LabPKI
-
                 pki = LabPKI().ensure()
                 if p.workdir is None and run is not None:
                     p.workdir = private_dir(run.dir / "server")
                 doc.analysis.cluster = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
                 if g.left_out:
-                    from .reporter import reporter
-
                     reporter().note(
                         f"note: --cluster: node(s) {', '.join(g.left_out)} run on other machines and "
                         f"cannot reach the server started here (loopback): no generator there"
@@ -185,10 +178,6 @@ def replay_storm(
     """measure.server.replay_storm with the capacity runs and the storm on the cluster's generators:
     nginx here (pinned to `core`), capacity at 32 clients before and after, the storm's clients
     spread over the generators, all starting at the same instant."""
-    from ..core.paths import private_dir
-    from ..measure import server as S
-    from ..measure.server_start import pid_port
-    from ..measure.server_storm import storm_record
 
     wd = private_dir(workdir / f"storm-{clients}")
     cfg = S.ServerConfig("nginx", key)
@@ -200,7 +189,6 @@ def replay_storm(
         cap_argv = S.loadgen_argv(port, cfg, 32, p)
         before = S.summarize_level(run_level(g, cap_argv, pid, 0.3, capacity_s, capacity_s + 30))
         time.sleep(1.0)
-        from ..measure.server import process_cpu_s
 
         cpu0 = process_cpu_s(pid)
         argv = S.storm_argv(port, clients, policy, base_s, cap_s, timeout_s, duration_s, seed=seed)
@@ -230,11 +218,6 @@ def replay_storm(
 
 def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Result:
     """`secperf fleet --replay N --cluster`: app/server._run_replay with the storm on the cluster."""
-    from ..core.errors import SetupError
-    from ..measure import server as S
-    from .cluster import connect
-    from .runner import Phase, measure_and_write
-    from .server_plan import replay_compare
 
     params = {**params, "cluster": o.cluster}
     replay, key = o.replay, o.key
@@ -244,8 +227,6 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
         try:
 
             def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
-                from ..lab.pki import LabPKI
-
                 pki = LabPKI().ensure()
                 replays: list[dict[str, Any]] = []
                 doc.analysis.cluster = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}

@@ -26,9 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError, MeasurementError
 from ..core.histogram import SCHEME, Histogram
+from ..measure.mqtt_load import PHASES, _phase_figures, fd_limits, find_mqttload
+from ..measure.server_cpu import process_cpu_s
 from ..measure.storm_sync import SYNC_OPTION, StormSync, drop_skew
-from .cluster import ClusterRunError, ray_module
-from .cluster_generators import LEAD_S, Generators, _lost, _place, _with, clock_offsets, shares
+from .cluster import ClusterRunError, connect, ray_module
+from .cluster_generators import LEAD_S, Generators, _lost, _place, _with, clock_offsets, place, shares
+from .cluster_target import place_all
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -77,20 +80,14 @@ def worker_argvs(argv: list[str], n: int) -> list[list[str]]:
 def generators(address: str, c: MqttLoadConfig, lt: LoadTarget | None, quiet: bool) -> Iterator[Generators]:
     """Connected to the cluster and the generators placed for the length of the run (stopped after).
     With --target each generator's share must fit its open-file limit (checked as for one process)."""
-    from .cluster import connect
-    from .cluster_generators import place
 
     with connect(address, quiet=quiet) as cl:
         if lt is None:
             g = place(cl, c.core)
         else:
-            from .cluster_target import place_all
-
             g = place_all(cl, lt, min(10.0, c.timeout_s))
         try:
             if lt is not None:
-                from ..measure.mqtt_load import fd_limits
-
                 fd_limits(max(shares(c.clients, len(g.actors))))
             yield g
         finally:
@@ -112,8 +109,6 @@ def _cpu_at(samples: list[tuple[float, float]], t: float) -> float | None:
 def run_load(g: Generators, argv: list[str], broker_pid: int | None, timeout_s: float) -> dict[str, Any]:
     """The load on every generator from one start instant; run_mqttload's dict (meta, phases, end,
     intervals) merged over them, plus "cluster" (workers with their own phases, lost workers, the rules)."""
-    from ..measure.mqtt_load import find_mqttload
-    from ..measure.server_cpu import process_cpu_s
 
     ray = ray_module()
     argvs = worker_argvs(argv, len(g.actors))
@@ -226,8 +221,6 @@ def merge(
     lost: list[dict[str, Any]],
     samples: list[tuple[float, float]],
 ) -> dict[str, Any]:
-    from ..measure.mqtt_load import PHASES, _phase_figures
-
     by_phase: dict[str, list[tuple[dict[str, Any], float, float]]] = {}  # (line, start, end on the driver's clock)
     workers: list[dict[str, Any]] = []
     ends: list[dict[str, Any]] = []

@@ -15,10 +15,17 @@ histogram; the level's percentiles come from all generators' histograms merged b
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
+from ..core import result as R
+from ..core.errors import SetupError
 from ..core.histogram import Histogram
-from .cluster import ClusterError, ClusterRunError, ray_module
+from ..measure import server as S
+from ..measure import server_target as T
+from ..measure.server import find_loadgen
+from ..measure.server_storm import storm_record
+from .cluster import ClusterError, ClusterRunError, connect, ray_module
 from .cluster_generators import (
     ACTOR_CONCURRENCY,
     Generators,
@@ -29,7 +36,9 @@ from .cluster_generators import (
     run_level,
 )
 from .cluster_load import check_options
-from .server_plan import label_of, params_of
+from .reporter import reporter
+from .runner import Phase, measure_and_write
+from .server_plan import label_of, params_of, replay_compare
 
 if TYPE_CHECKING:
     from ..core.result_schema import Result, Series
@@ -44,9 +53,7 @@ if TYPE_CHECKING:
 def place_all(cl: Cluster, lt: LoadTarget, timeout_s: float, max_generators: int | None = None) -> Generators:
     """One actor per CPU of every node; the nodes that cannot reach the target left out, named."""
     ray = ray_module()
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    from ..measure.server import find_loadgen
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # reason: optional 'cluster' extra (Ray)
 
     slots = [n for n in cl.nodes for _ in range(n["cpus"])]
     if max_generators is not None:
@@ -112,10 +119,6 @@ def per_node(workers: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def measure_levels(
     lt: LoadTarget, tls: str, resume_ratio: float, p: LoadParams, g: Generators, negotiated: dict[str, Any]
 ) -> list[Series]:
-    from ..core import result as R
-    from ..measure import server as S
-    from ..measure import server_target as T
-
     out: list[Series] = []
     levels = [(None, r) for r in p.rates] if p.rates else [(c, None) for c in p.concurrency]
     for conc, rate in levels:
@@ -144,11 +147,6 @@ def measure_levels(
 
 
 def run_server(o: ServerOptions, output: Output) -> Result:
-    from ..measure import server as S
-    from ..measure import server_target as T
-    from .cluster import connect
-    from .runner import Phase, measure_and_write
-
     check_options(o)
     S.find_loadgen()
     negotiated = T.probe(o.target, o.tls)
@@ -175,8 +173,6 @@ def run_server(o: ServerOptions, output: Output) -> Result:
                 }
                 doc.analysis.cluster = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
                 if g.left_out:
-                    from .reporter import reporter
-
                     reporter().note(f"note: --cluster: left out: {'; '.join(g.left_out)}")
                 for i, r in enumerate(items):
                     progress("start", r, i, len(items), None)
@@ -210,11 +206,6 @@ def replay_storm(
 ) -> dict[str, Any]:
     """measure.server_target.replay_storm on the cluster's generators: the target's capacity at 32
     clients before and after, the storm's clients spread over every generator, one start instant."""
-    import time
-
-    from ..measure import server as S
-    from ..measure import server_target as T
-    from ..measure.server_storm import storm_record
 
     p = S.LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=-1, loadgen_procs=1)
     cap = T.loadgen_argv(lt, tls, 0.0, 32, p)
@@ -247,12 +238,6 @@ def replay_storm(
 
 def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Result:
     """`fleet --replay N --target HOST:PORT --cluster C`: the storm from every node reaching the target."""
-    from ..core.errors import SetupError
-    from ..measure import server as S
-    from ..measure import server_target as T
-    from .cluster import connect
-    from .runner import Phase, measure_and_write
-    from .server_plan import replay_compare
 
     lt = o.target
     params = {**params, "cluster": o.cluster}

@@ -8,12 +8,29 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from rich.table import Table
+
+from ..core import host
+from ..core import result as R
 from ..core.errors import InputError
 from ..core.result_schema import Result
-from . import links
+from ..inputs.algorithms import catalog, for_libraries, parse_libraries, select
+from ..inputs.core_profiles import raw
+from ..inputs.devices import devices
+from ..inputs.se_profiles import load_profiles
+from ..measure import connect as C
+from ..measure import cortexm as CM
+from ..measure import handshake as H
+from ..measure import signer as S
+from ..measure import stack_host as SH
+from ..measure.backends import check_available
+from ..measure.target import parse_target
+from ..model.tokens import signatures_per_hour
+from . import bounds, connect_edhoc, links
+from . import connect_beyond as CB
 from . import phases as P
 from .can import CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS, MAC_DEFAULT_ALGS, MAC_DEFAULT_SIZES, CanOptions, can_analysis
-from .connect import connect_configs
+from .connect import connect_configs, key_profiles
 from .options import (
     ConnectOptions,
     HandshakeExperimentOptions,
@@ -25,11 +42,9 @@ from .options import (
     handshake_params,
 )
 from .reporter import Lines, reporter
-from .runner import Output, Phase, measure_and_write
+from .runner import Output, Phase, check_output_file, measure_and_write, output_store, write_outputs
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
     from ..inputs.algorithms import Values
     from ..inputs.netspec import NetSpec
     from ..inputs.se_profiles import Profile as SEProfile
@@ -57,9 +72,6 @@ def crypto(
     output: Output,
     libraries: Values = None,
 ) -> Result:
-    from ..inputs.algorithms import for_libraries, parse_libraries, select
-    from ..measure.backends import check_available
-
     libs = parse_libraries(libraries)
     rows = for_libraries(select(algs, ops, sizes, strength), libs)
     if opts.prehashed and not any(r.alg.family in ("rsa", "ecdsa") and r.op in ("sign", "verify") for r in rows):
@@ -82,7 +94,6 @@ def _crypto_estimate(
     what: str, rows: Sequence[Any], params: Any, opts: MeasureOptions, extra_s: float = 0.0
 ) -> dict[str, float]:
     """The run's length from its rows, --n, --warmup, --duration and --min-sample-us (app/bounds.py)."""
-    from . import bounds
 
     est = bounds.crypto_rows_s(rows, params.n, params.warmup, params.duration_s, params.min_sample_us) + extra_s
     return bounds.check_estimate(
@@ -98,8 +109,6 @@ def _crypto_estimate(
 def handshake(o: HandshakeExperimentOptions, output: Output) -> Result:
     """TLS and DTLS handshakes of one experiment as `o` selects, with the per-message client CPU
     breakdown; against the user's own server when `o.target` names one."""
-    from ..measure import handshake as H
-    from ..measure import stack_host as SH
 
     experiment, servers, mtls, opts = o.experiment, list(o.servers), o.mtls, o.measure
     stacks = SH.check_stacks(o.stacks or ["openssl"])
@@ -168,7 +177,6 @@ def handshake(o: HandshakeExperimentOptions, output: Output) -> Result:
     others = [s for s in stacks if s != "openssl"]
     if others:
         phases.append(P.stack_phase(_stack_items(others, experiment, base, nets, tgt, mtls), hp))
-    from . import bounds
 
     per_stack = bounds.rows_of(configs, nets, lambda c: c.proto) * len(stacks)
     limit = bounds.check(f"handshake {experiment}", per_stack, hp.n + hp.warmup + 1, opts.max_hours_given)
@@ -192,7 +200,6 @@ def _stack_items(
 ) -> list[tuple[str, HandshakeConfig]]:
     """(stack, config) for the experiment's configurations another client library can run: on
     loopback, against secperf's own s_server, TLS over TCP, server authentication, full or resumed."""
-    from ..measure import stack_host as SH
 
     if tgt is not None or mtls or any(n.name != "loopback" for n in nets):
         raise InputError(
@@ -231,7 +238,6 @@ def _target(target: dict[str, Any] | None, nets: list[NetSpec]) -> Target | None
     """--connect HOST:PORT and its options, checked; None without --connect."""
     if not target:
         return None
-    from ..measure.target import parse_target
 
     if any(not n.loopback for n in nets):
         raise InputError(
@@ -248,13 +254,10 @@ def _profiles(names: list[str]) -> list[SEProfile]:
 
 
 def signer(profiles: list[str], keys: list[str], modes: list[str], opts: MeasureOptions, output: Output) -> Result:
-    from ..measure import signer as S
-
     resolved = _profiles(profiles)
     known_names("key type", keys, SIGNER_KEYS)
     known_names("mode", modes, SIGNER_MODES)
     sp = S.SignerParams(n=opts.pick_n(30), warmup=opts.pick_warmup(2), seed=opts.seed)
-    from . import bounds
 
     rows = len(profiles) * len(keys) * len(modes)
     est = (
@@ -279,8 +282,6 @@ def signer(profiles: list[str], keys: list[str], modes: list[str], opts: Measure
 def jwt(o: JwtOptions, output: Output) -> Result:
     """JWT device authentication as `o` selects: tokens signed in software or by the secure element,
     fresh and cached, against the verifying HTTPS endpoint."""
-    from ..measure import signer as S
-    from ..model.tokens import signatures_per_hour
 
     profiles, keys, key_sessions, opts = o.profiles, o.keys, o.key_sessions, o.measure
     lifetime_s, requests_per_hour = o.lifetime_s, o.requests_per_hour
@@ -292,7 +293,6 @@ def jwt(o: JwtOptions, output: Output) -> Result:
     known_names("--key-session", key_sessions, S.KEY_SESSIONS)
     sp = S.SignerParams(n=opts.pick_n(20), warmup=opts.pick_warmup(2), seed=opts.seed, links=tuple(nets))
     phase = P.jwt_phase(resolved, keys, sp, lifetime_s, [n.name for n in nets], key_sessions)
-    from . import bounds
 
     per = sum(bounds.se_sign_s(p) + bounds.connection_s("https", n) for p in resolved for n in nets)
     limit = bounds.check_estimate(
@@ -330,9 +330,6 @@ def connect(
 ) -> Result | tuple[dict[str, Any], list[Phase]]:
     """Connection set-up on real servers (and secperf's own QUIC, DTLS 1.3/1.2 and EDHOC pairs) as
     `o` selects; with `phases_only`, (params, phases) for another command's Result instead."""
-    from ..measure import connect as C
-    from . import connect_beyond as CB
-    from . import connect_edhoc
 
     if "edhoc" in o.protocols:
         return connect_edhoc.measure(o, output)
@@ -363,7 +360,6 @@ def connect(
         if clients and clients != ["probe"]:
             raise InputError("--connect: the probe is the client against your own server (drop --client)")
         auths = ["mtls"]  # the JWT endpoint is secperf's own
-    from ..inputs.se_profiles import load_profiles
 
     known = load_profiles()  # read once: the matrix's check and the run's key sources take them
     configs = connect_configs(
@@ -381,7 +377,6 @@ def connect(
         profiles=known,
     )
     opts = o.measure
-    from .connect import key_profiles
 
     cp = C.ConnectParams(
         n=opts.pick_n(20),
@@ -392,7 +387,6 @@ def connect(
         profiles=key_profiles(configs, known=known),  # --key's secure elements, resolved once here
         links=tuple(nets),  # and the --network links
     )
-    from . import bounds
 
     params = {
         "protocols": protocols,
@@ -416,8 +410,6 @@ def connect(
 
 def mac(o: MacOptions, output: Output) -> Result:
     """Host MAC speed, Cortex-M instruction counts (`o.cortexm` targets, or ["none"]) and the CAN model."""
-    from ..inputs.algorithms import catalog, select
-    from ..measure import cortexm as CM
 
     sizes, cortexm_only, cortexm_table, opts = o.sizes, o.cortexm_only, o.cortexm_table, o.measure
     targets = [] if list(o.cortexm) == ["none"] else list(o.cortexm)
@@ -428,7 +420,6 @@ def mac(o: MacOptions, output: Output) -> Result:
         raise InputError("--cortexm-only with --cortexm none leaves nothing to measure")
     if cortexm_table and not targets:
         raise InputError("--cortexm-table needs at least one --cortexm target")
-    from .runner import check_output_file
 
     check_output_file(cortexm_table, "--cortexm-table")
     can_result = can_analysis(o.can, CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS)
@@ -446,7 +437,6 @@ def mac(o: MacOptions, output: Output) -> Result:
         mac_rows = select(alg_list, ["mac"], sizes or [MAC_DEFAULT_SIZES])
         check_time_budget(len(mac_rows), params, opts.max_hours)
         phases.append(P.crypto_phase(mac_rows, params))
-    from . import bounds
 
     limit = _crypto_estimate("mac", mac_rows, params, opts, len(targets) * bounds.DEVICE_ROW_S * 10)
     if targets:
@@ -462,9 +452,6 @@ def mac(o: MacOptions, output: Output) -> Result:
 
 def can(options: CanOptions, output: Output) -> Result:
     """The CAN model alone: no measurement, one Result of kind `can`."""
-    from ..core import host
-    from ..core import result as R
-    from .runner import output_store, write_outputs
 
     result = can_analysis(options, "rl78", "chaskey,aes-128-cmac")
     run = output_store(output).create("can")
@@ -480,8 +467,6 @@ def can(options: CanOptions, output: Output) -> Result:
 
 def list_devices() -> str:
     """The CAN device profiles with their MAC figures and sources."""
-    from ..inputs.core_profiles import raw
-    from ..inputs.devices import devices
 
     say = Lines()
     for name, d in devices().items():
@@ -494,9 +479,6 @@ def list_devices() -> str:
 
 def list_algorithms() -> Table:
     """The algorithm catalogue as a table (the CLI fits it to the terminal)."""
-    from rich.table import Table
-
-    from ..inputs.algorithms import catalog
 
     t = Table(title="secperf crypto: algorithms", title_justify="left", header_style="bold")
     for c in ("algorithm", "family", "operations", "bits", "engine", "strength note"):
@@ -508,7 +490,6 @@ def list_algorithms() -> Table:
 
 def list_profiles() -> str:
     """The secure-element profiles with their sources."""
-    from ..inputs.se_profiles import load_profiles
 
     say = Lines()
     for name, pr in load_profiles().items():

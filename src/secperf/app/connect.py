@@ -8,6 +8,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..core.errors import InputError
+from ..inputs.se_profiles import load_profiles, profiles_with
+from ..measure import connect as C
 from .reporter import reporter
 
 if TYPE_CHECKING:
@@ -51,7 +53,6 @@ def connect_configs(
 ) -> list[ConnectConfig]:
     """The `connect` matrix from command-line style lists; bad names raise InputError. `profiles`: the
     secure-element profiles the command read (read here when not given)."""
-    from ..measure import connect as C
 
     if "all" in protocols:  # all,https is all: every protocol once (all,https made a KeyError)
         protocols = list(dict.fromkeys([*C.PROTOCOLS, *(p for p in protocols if p != "all")]))
@@ -73,8 +74,6 @@ def connect_configs(
         clients = all_clients
     _known("--client", clients or [], [*all_clients, "all"])
     if profiles is None:
-        from ..inputs.se_profiles import load_profiles
-
         profiles = load_profiles()
     known = dict(profiles)
     base = C.configs_for(
@@ -167,8 +166,6 @@ def key_profiles(
     if not names:
         return {}
     if known is None:
-        from ..inputs.se_profiles import profiles_with
-
         known = profiles_with(path)
     for n in names:
         if n not in known:

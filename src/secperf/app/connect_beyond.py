@@ -15,7 +15,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
+from ..measure import dtls13 as D
+from ..measure import quic as Q
+from . import bounds, links
 from .reporter import reporter
+from .runner import Phase, measure_and_write
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -26,7 +30,7 @@ if TYPE_CHECKING:
     from ..measure.dtls13 import Dtls13Config
     from ..measure.quic import QuicConfig
     from .options import ConnectOptions
-    from .runner import Output, Phase, Progress
+    from .runner import Output, Progress
 
 BEYOND = ("quic", "dtls13", "dtls12")
 DEFAULT_KEYS = ["software", "se:iot-safe-sim"]
@@ -58,7 +62,6 @@ def configs(
     keys_given: bool = True,
 ) -> list[QuicConfig | Dtls13Config]:
     """QuicConfig / Dtls13Config rows for the chosen protocols × handshakes × options × networks."""
-    from ..measure import quic as Q
 
     if keys != ["software"]:
         if keys_given:
@@ -106,8 +109,6 @@ def configs(
                 if x in Q.LOSSES
             ]
         else:
-            from ..measure import dtls13 as D
-
             version = "1.3" if p == "dtls13" else "1.2"
             for h in hs_p:
                 if h not in D.HANDSHAKES:
@@ -134,17 +135,12 @@ def configs(
 
 
 def phase(items: list[Any], n: int, warmup: int, timeout_ms: int, seed: int, specs: Sequence[NetSpec] = ()) -> Phase:
-    from ..measure import quic as Q
-    from .runner import Phase
-
     def runner(its: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         q = [c for c in its if isinstance(c, Q.QuicConfig)]
         d = [c for c in its if not isinstance(c, Q.QuicConfig)]
         if q:
             Q.run(q, n, warmup, timeout_ms, seed, doc, run, progress, specs)
         if d:
-            from ..measure import dtls13 as D
-
             D.run(d, n, warmup, timeout_ms, seed, doc, run, progress, specs)
 
     return Phase(items, lambda c: c.label, runner)
@@ -160,8 +156,6 @@ def connect(
     """Measure `mine` as `o` (app.options.ConnectOptions) selects (and, in the same Result, the other
     protocols through `others_phases(protocols, handshakes)`, which returns the ordinary connect rows'
     params and phases)."""
-    from . import links
-    from .runner import measure_and_write
 
     keys, handshakes = o.keys or ["software", "se:iot-safe-sim"], o.handshakes or ["full", "resumed"]
     opts = o.measure
@@ -208,7 +202,6 @@ def connect(
         "seed": opts.seed,
     }
     phases = [phase(rows, n, warmup, timeout_ms, opts.seed, nets)]  # the links resolved above
-    from . import bounds
 
     extra_s = 0.0
     if others:

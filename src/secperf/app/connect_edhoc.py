@@ -18,6 +18,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.errors import InputError
+from ..measure import edhoc as E
+from . import bounds, links
+from .reporter import reporter
+from .runner import Phase, measure_and_write
 
 T = TypeVar("T")
 
@@ -49,8 +53,6 @@ def _csv(values: Iterable[T] | None, default: Iterable[T]) -> list[T]:
 def configs(
     methods: list[int], suites: list[int], creds: list[str], flows: list[str], requests: int, networks: list[str]
 ) -> list[EdhocConfig]:
-    from ..measure import edhoc as E
-
     rows = [
         E.EdhocConfig(method=m, suite=s, cred=c, flow=f, requests=requests, network=n)
         for n in networks
@@ -74,9 +76,6 @@ def check_not_edhoc(o: ConnectOptions) -> None:
 
 def measure(o: ConnectOptions, output: Output) -> Result:
     """`secperf connect edhoc` (o: app.options.ConnectOptions): EDHOC then OSCORE over CoAP/UDP."""
-    from . import links
-    from .reporter import reporter
-    from .runner import Phase, measure_and_write
 
     protocols = list(o.protocols)
     if protocols != ["edhoc"]:
@@ -135,7 +134,6 @@ def measure(o: ConnectOptions, output: Output) -> Result:
         "timeout_ms": timeout_ms,
         "seed": opts.seed,
     }
-    from . import bounds
 
     params.update(
         bounds.check(
@@ -144,8 +142,6 @@ def measure(o: ConnectOptions, output: Output) -> Result:
     )
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
-        from ..measure import edhoc as E
-
         E.run(items, n, warmup, timeout_ms, opts.seed, doc, run, progress, nets)  # the links resolved above
 
     return measure_and_write("connect", params, [Phase(rows, lambda c: c.label, runner)], output)

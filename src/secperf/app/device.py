@@ -3,13 +3,29 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
 from ..inputs.core_profiles import Core
 from ..inputs.defaults import DEVICE_BUILD_DEFAULTS, DEVICE_DEFAULTS
-from ..inputs.devices import resolve_core
+from ..inputs.devices import core, cores, resolve_core
+from ..measure import device as D
+from ..measure import device_user as U
+from ..measure import edhoc_device as E
+from ..measure import quic_device as QD
+from ..measure.device_build import (
+    STACK_TARGETS,
+    STACKS,
+    TARGETS,
+    build_configs,
+    configs_for,
+    default_config,
+    ensure_built,
+)
+from .device_bounds import check_crypto, check_handshakes, check_user_code
 from .reporter import Lines, reporter
 from .runner import Output, Phase, measure_and_write
 
@@ -60,8 +76,6 @@ def handshake_phase(opts: HandshakeOptions, dev: Core | None = None) -> tuple[Ph
     """The configurations to measure, checked (device, stack, what the build offers) before anything
     runs, as one phase; and the parameters to record. dev: the --device core, resolved by the caller
     (else here, once); the layers below take it, not its name."""
-    from ..measure import device as D
-    from ..measure.device_build import ensure_built
 
     _check_counts(opts.n, opts.warmup)
     dev = dev or resolve_core(opts.device)
@@ -121,7 +135,6 @@ def _quic_phase(opts: HandshakeOptions, dev: Core) -> tuple[Phase, dict[str, Any
     """`--tls quic`: ngtcp2 + GnuTLS on an A-profile core against aioquic on loopback
     (measure/quic_device.py), in a run of its own. The stack and suite defaults of the TLS rows
     (wolfssl; aes128gcm,chacha20) stand for ngtcp2 and aes128gcm here."""
-    from ..measure import quic_device as QD
 
     tls = [t.strip().lower() for t in (opts.tls.split(",") if isinstance(opts.tls, str) else opts.tls) if t.strip()]
     if set(tls) != {"quic"}:
@@ -183,8 +196,6 @@ def _names(value: Names) -> list[str]:
 def edhoc_phase(opts: HandshakeOptions, modes: list[str], dev: Core) -> tuple[Phase, dict[str, Any]]:
     """`--tls edhoc`: the EDHOC + OSCORE initiator (C) per stack whose crypto it runs on, build
     configuration and variant, checked and built before anything runs (measure/edhoc_device.py)."""
-    from ..measure import device as D
-    from ..measure import edhoc_device as E
 
     _check_counts(opts.n, opts.warmup)
     stacks = E.check_stacks(opts.stack, explicit=opts.stack is not DEFAULTS["stack"])
@@ -216,10 +227,6 @@ def edhoc_phase(opts: HandshakeOptions, modes: list[str], dev: Core) -> tuple[Ph
 
 
 def run_handshakes(opts: HandshakeOptions, output: Output) -> Result:
-    from dataclasses import replace
-
-    from .device_bounds import check_handshakes
-
     limit = check_handshakes(opts, opts.max_hours)  # before anything is built or run
     dev = resolve_core(opts.device)  # once: the phases and the measurements below take the core
     tls = _names(opts.tls)
@@ -253,10 +260,6 @@ def run_crypto(
     timing: bool = True,
     max_hours: float | None = None,
 ) -> Result:
-    from ..measure import device as D
-    from ..measure.device_build import ensure_built
-    from .device_bounds import check_crypto
-
     _check_counts(n, 0)
     limit = check_crypto(stacks, ops, n, config, max_hours)  # before anything is built or run
     dev = resolve_core(device)  # once: the measurements below take the core
@@ -315,12 +318,6 @@ def run_user_code(
     """The user's own function (`device crypto --source FILES --entry FUNCTION`): built and linked with
     the harness before anything runs (code that does not build is bad input, exit 2), then counted as
     one device_crypto series (a fault or a run past the time limit: its failure, exit 1)."""
-    import tempfile
-    from pathlib import Path
-
-    from ..measure import device as D
-    from ..measure import device_user as U
-    from .device_bounds import check_user_code
 
     limit = check_user_code(calls, max_hours)
     dev = resolve_core(device)  # once: the build and the measurement below take the core
@@ -364,15 +361,11 @@ def build(stacks: Names, targets: Names = BUILD_DEFAULTS["target"], config: Name
     """Build the guest clients and the counting plugin now; each build's description is said as it
     is done (the reporter's lines: stdout in the CLI)."""
     say = reporter().line
-    from ..measure import device as D
-    from ..measure.device_build import STACK_TARGETS, TARGETS, build_configs, configs_for
 
     tl = D.split_values(targets, "target", tuple(TARGETS))
     names = None if config is None else D.split_values(config, "config", tuple(build_configs()))
     stack_l = [s.strip().lower() for s in (stacks.split(",") if isinstance(stacks, str) else stacks) if s.strip()]
     if "ngtcp2" in stack_l:  # the QUIC client (armhf only, Debian's packages as they are)
-        from ..measure import quic_device as QD
-
         b = QD.ensure_built()
         say(
             f"ngtcp2 [armhf, debian]: {b.library}\n  client  {b.client}\n  plugin  {b.plugin}\n  qemu    {b.qemu_version}"
@@ -395,8 +388,6 @@ def build(stacks: Names, targets: Names = BUILD_DEFAULTS["target"], config: Name
 
 
 def _build_one(stack: str, target: str, config: str | None) -> None:
-    from ..measure.device_build import ensure_built
-
     b = ensure_built(stack, target, config)
     say = reporter().line
     fp = b.footprint or {}
@@ -427,8 +418,6 @@ def list_devices(verbose: bool = False) -> str:
     timing model, memory, bands and sources and the build configurations (one core: show_device)."""
     if verbose:
         return show_device(None)
-    from ..inputs.devices import core, cores
-    from ..measure.device_build import STACKS
 
     names = list(cores())
     w = max(len(n) for n in names + ["core profile"])
@@ -448,8 +437,6 @@ def show_device(name: str | None) -> str:
     """The core profiles (or the one named) with their timing model, memory, bands and sources; the
     stacks and their build configurations after the whole list."""
     say = Lines()
-    from ..inputs.devices import core, cores
-    from ..measure.device_build import STACKS
 
     for shown in cores() if name is None else [name]:
         c = core(shown)
@@ -479,9 +466,6 @@ def show_device(name: str | None) -> str:
 
 def _list_configs(say: Lines) -> None:
     """Build configurations per stack and target, with the cores each target runs on."""
-    from ..inputs.devices import core, cores
-    from ..measure import device as D
-    from ..measure.device_build import STACK_TARGETS, STACKS, TARGETS, build_configs, configs_for, default_config
 
     on: dict[str, list[str]] = {}
     for name in cores():

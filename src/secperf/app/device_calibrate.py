@@ -31,7 +31,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import __version__
 from ..core.errors import InputError
+from ..inputs import board_log as B
+from ..inputs import device_profiles as P
+from ..inputs.core_profiles import board_memory, shipped_cores
+from ..inputs.device_profiles import check_name
+from ..inputs.devices import core
+from ..lab import registry
+from ..measure import device as D
+from ..measure import device_calibrate as C
+from ..measure.device_build import default_config
 from .reporter import reporter
 
 if TYPE_CHECKING:
@@ -55,8 +65,6 @@ class CalibrateOptions:
 
 def base_core(value: str, clock: float, ws: int) -> Core:
     """The shipped profile a calibration starts from (see the module's decisions)."""
-    from ..inputs.core_profiles import shipped_cores
-    from ..inputs.devices import core
 
     shipped = shipped_cores()
     if value in shipped:
@@ -103,8 +111,6 @@ def release_note(formats: list[str], version: str | None) -> str | None:
 
 
 def _check(o: CalibrateOptions) -> None:
-    from ..inputs.device_profiles import check_name
-
     if not o.board_clock or o.board_clock <= 0:
         raise InputError(f"--board-clock {o.board_clock:g}: give the board's CPU clock in MHz (> 0)")
     if o.wait_states is None or o.wait_states < 0 or o.wait_states > 15:
@@ -119,9 +125,6 @@ def _check(o: CalibrateOptions) -> None:
 
 def calibrate(o: CalibrateOptions) -> tuple[dict[str, Any], int]:
     """The calibration's record (rows, fit, leave-one-out errors, the saved profile) and exit code."""
-    from ..inputs import board_log as B
-    from ..inputs import device_profiles as P
-    from ..measure import device_calibrate as C
 
     _check(o)
     log, data = B.read(o.log, o.scheme)
@@ -134,7 +137,6 @@ def calibrate(o: CalibrateOptions) -> tuple[dict[str, Any], int]:
             f"--icache/--prefetch: {base.name} is an application core; they set a microcontroller's flash cache "
             f"and prefetch (a Cortex-M core)"
         )
-    from ..inputs.core_profiles import board_memory
 
     shipped = base
     base = board_memory(base, o.icache, o.prefetch)  # the board's memory where it differs from the profile's
@@ -143,15 +145,11 @@ def calibrate(o: CalibrateOptions) -> tuple[dict[str, Any], int]:
     for r in log.rows:
         st = stack_for(r.fmt, log.version, o.stack)
         groups.setdefault((st, o.config if st != "pqclean" or o.stack == "pqclean" else None), []).append(r)
-    from ..lab import registry
 
     registry.start()  # every emulator under the run registry
     rows: list[C.Row] = []
     not_counted: list[dict[str, Any]] = []
     for (st, conf), lrows in groups.items():
-        from ..measure import device as D
-        from ..measure.device_build import default_config
-
         D.check_stacks(st, dev)
         if conf is not None:
             D.check_build_configs(conf, [st], dev)
@@ -282,8 +280,6 @@ def calibrate(o: CalibrateOptions) -> tuple[dict[str, Any], int]:
 
 
 def _version() -> str:
-    from .. import __version__
-
     return __version__
 
 

@@ -46,9 +46,23 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 from ..core import result as R
 from ..core.derived import derived
-from ..core.errors import InputError
+from ..core.errors import InputError, SecperfError
 from ..core.result_schema import Result, Series
+from ..core.writes import atomic_write
+from ..inputs.devices import core_names
+from ..lab import registry
+from ..measure import device as D
+from ..measure import device_dtls as DT
+from ..measure import edhoc_device as E
+from ..measure import quic_device as Q
+from ..measure.device_build import device_home, ensure_built
+from ..measure.device_plan import target_for
 from ..model import costs as C
+from ..model import flights as F
+from ..model.device_rows import DEVICE_OPS
+from . import bounds
+from . import device_stacks as DS
+from .device_stacks import FAMILY_NAME, NO_PRIMITIVES
 from .reporter import reporter
 
 if TYPE_CHECKING:
@@ -75,8 +89,6 @@ class Need:
     client_cert: str  # none | ecdsa-p256 | rsa-2048
 
     def label(self) -> str:
-        from .device_stacks import FAMILY_NAME
-
         if self.tls == "edhoc":
             return f"EDHOC {self.mode} + OSCORE"
         auth = "mutual" if self.client_cert != "none" else "server auth"
@@ -140,7 +152,6 @@ def _pq_needed(resolved: Iterable[Scenario], kinds: Mapping[str, Mapping[str, An
 def _cache_file(core: str, stack: str, config: str, home: Path | None = None) -> Path:
     """The count cache of a core, stack and build configuration; home: $SECPERF_HOME/device when the
     caller resolved it (measure/device_build.device_home)."""
-    from ..measure.device_build import device_home
 
     d = (home or device_home()) / "counts"
     d.mkdir(parents=True, exist_ok=True)
@@ -175,8 +186,6 @@ def _load(path: Path, fingerprint: str) -> dict[str, list[Series]]:
 
 
 def _save(path: Path, fingerprint: str, rows: dict[str, list[Series]]) -> None:
-    from ..core.writes import atomic_write
-
     data = {k: [s.model_dump(mode="json", by_alias=True, exclude_unset=True) for s in v] for k, v in rows.items()}
     atomic_write(path, json.dumps({"fingerprint": fingerprint, "rows": data}))
 
@@ -235,7 +244,6 @@ class DeviceCounts:
 
 def _family_stack_check(dev: Core, stack: str, conf: str | None, build: Build, want: list[Need]) -> None:
     """Every TLS/DTLS row checked against what the build offers before anything runs."""
-    from ..measure import device as D
 
     for n in want:
         if n.tls in ("edhoc", "quic"):
@@ -249,7 +257,6 @@ def _runnable(stack: str, build: Build, want: list[Need]) -> list[Need]:
     """The rows the build runs: an abbreviated handshake it lacks (Mbed TLS 2.28 has no DTLS PSK) is
     left out with a note and takes the full row's residual (model.predict); a full row it lacks stays,
     and is refused naming what the build offers."""
-    from ..measure import device_dtls as DT
 
     out = []
     for n in want:
@@ -271,11 +278,6 @@ def _client_ops(scenarios: Iterable[Scenario], want: list[Need], models: Mapping
     own group and certificate and in the counted rows' (the residual is fitted there), plus the AEADs
     of the application exchange. models: the flight models the run's flights.Context holds (a variant
     not among them is built here)."""
-    from dataclasses import replace
-
-    from ..core.errors import SecperfError
-    from ..model import flights as F
-    from ..model.device_rows import DEVICE_OPS
 
     inverse = {v: k for k, v in DEVICE_OPS.items()}
     ops = {"aes-128-gcm-1024", "chacha20-poly1305-1024"}
@@ -315,15 +317,9 @@ def _count_stack(
     """One stack's rows: from the cache, or counted now (with a progress bar on stderr). scenarios:
     the ones this stack's primitives price, each resolved (Scenario.resolved); ctx: the run's
     flights.Context (its group table and flight models)."""
-    from ..lab import registry
-    from ..measure import device as D
-    from ..measure.device_build import device_home, ensure_built
-    from ..model import flights as F
 
     home = device_home()  # $SECPERF_HOME/device once: the builds and the count cache live under it
     if stack == "ngtcp2":
-        from ..measure import quic_device as Q
-
         qb = Q.ensure_built()
         client, config, library, build = qb.client, "debian", qb.library, None
     else:
@@ -358,8 +354,6 @@ def _count_stack(
             jobs.append((k, n))
     counted = [k for k, _ in jobs]
     if jobs:  # only the rows missing from the cache cost emulator time (app/bounds.py)
-        from . import bounds
-
         hs = sum(1 for _, j in jobs if isinstance(j, Need))
         bounds.check_estimate(
             f"counting on {core}",
@@ -426,20 +420,14 @@ def _count_row(
     servers: dict[tuple[str, str, str, bool], Any],
 ) -> list[Series]:
     """The warm series of one handshake row (the cold one is `secperf device handshake`'s business)."""
-    from ..measure import device as D
 
     if job.tls == "edhoc":
-        from ..measure import edhoc_device as E
-
         series = E.measure(dev, job.mode, 1, 1, timed=True, config=conf, stack=stack)
     elif job.tls == "quic":
-        from ..measure import quic_device as Q
-
         series = Q.measure_config(Q.QuicConfig(dev, job.mode, job.group, job.server_cert), 1, 1, timed=True)
     else:
         cfg = D.Config(dev, stack, job.tls, job.group, "aes128gcm", job.mode, job.server_cert, job.client_cert, conf)
         server = None
-        from ..measure import device_dtls as DT
 
         if not DT.needs_pair(cfg):
             sk = (job.server_cert, job.client_cert, "dtls" if cfg.dtls else "tls", cfg.dtls and cfg.mode == "psk")
@@ -474,24 +462,18 @@ def device_counts(
     build target when the command already worked it out (measure/device_plan.target_for). context: the
     scenarios' flights.Context when the command asked for it (resolved, tables, flight models; its
     scenarios must be `scenarios` and `optional` in order), else asked here once."""
-    from . import device_stacks as DS
 
     core = dev.name  # the core, resolved where the command read --device; its name for labels and the cache
     if dev.profile != "A" and any(sc.protocol == "openvpn" for sc in scenarios):
-        from ..inputs.devices import core_names
-
         a_cores = ", ".join(core_names(lambda c: c.profile == "A"))
         raise InputError(
             f"openvpn --device {core}: OpenVPN's client needs an operating system with a tun device; "
             f"a microcontroller runs none. Predict it on an application core ({a_cores})"
         )
     if target is None:
-        from ..measure.device_plan import target_for
-
         target = target_for(dev)
     optional = list(optional)
     scenarios = list(scenarios) + optional
-    from ..model import flights as F
 
     if context is None or list(context.given) != scenarios:
         context = F.context(scenarios)  # one call: each scenario resolved, the tables, the flight models
@@ -544,7 +526,6 @@ def _tables(
 ) -> C.CostTable:
     """The main stack's table, and per protocol of another stack that stack's (a stack without
     primitives, ngtcp2, on the primitives of `sp.prim`: the main stack, or the first one with primitives)."""
-    from .device_stacks import NO_PRIMITIVES
 
     prof = dev
     main, prim = sp.main, sp.prim

@@ -30,6 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..core.errors import InputError
+from ..measure.device_build import STACK_TARGETS, configs_for, default_config
+from ..measure.quic_device import why_not_here
 
 # the protocol family whose device rows cost each what-if protocol
 FAMILY = {
@@ -86,7 +88,6 @@ def built_for(stack: str, target: str) -> bool:
     """The stack has a build for the target (measure/device_build.STACK_TARGETS; ngtcp2: armhf)."""
     if stack == "ngtcp2":
         return target == "armhf"
-    from ..measure.device_build import STACK_TARGETS
 
     return target in STACK_TARGETS.get(stack, (target,))
 
@@ -104,8 +105,6 @@ def stacks_with(fam: str, target: str) -> list[str]:
 def why_not(fam: str, core: str, target: str) -> str:
     """Why no stack counts a family on this core (the named error's text)."""
     if fam == "quic":
-        from ..measure.quic_device import why_not_here
-
         return why_not_here()
     return f"no stack built for {core} counts {FAMILY_NAME[fam]}"
 
@@ -211,7 +210,6 @@ def configs(
     configurations when it came from the command line, and dropped with a note when it came from a
     system file (`from_file` names the key); a stack none of the names fit counts with its default
     build, with a note."""
-    from ..measure.device_build import configs_for, default_config
 
     out: dict[str, str | None] = {s: None for s in stacks}
     if not config:

@@ -26,6 +26,9 @@ from ..core import result as R
 from ..core.errors import InputError, ResultError
 from ..core.paths import secperf_home
 from ..core.result_schema import Result, Series
+from ..core.writes import atomic_write
+from ..inputs import algorithms as A
+from ..measure import crypto as MC
 from ..model import costs as C
 from .reporter import reporter
 
@@ -55,9 +58,6 @@ def cache_path() -> Path:
 
 
 def _measure(path: Path) -> Result:
-    from ..inputs import algorithms as A
-    from ..measure import crypto as MC
-
     rows = A.select(algs=",".join(KEX), ops="keygen,derive") + A.select(algs=",".join(SIGS), ops="sign,verify")
     p = MC.CryptoParams(n=5, warmup=1, duration_s=0.2)
     doc = R.new_result(
@@ -81,7 +81,6 @@ def _measure(path: Path) -> Result:
 
         MC.run_crypto(rows, p, doc, None, progress)
     R.finish(doc)
-    from ..core.writes import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, R.dumps(doc))

@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
+from ..inputs import netspec as NS
+from ..lab import netns
 from .reporter import reporter
 
 if TYPE_CHECKING:
@@ -30,7 +32,6 @@ def check_no_network(network: str, why: str | None = None) -> None:
 def networks(values: list[str] | None) -> list[NetSpec]:
     """--network values -> NetSpecs; a bad spec is bad input naming the field; a link that cannot
     be built here (no root, no TUN) is said plainly with its fix before anything runs."""
-    from ..inputs import netspec as NS
 
     try:
         nets = NS.parse_networks(values)
@@ -42,15 +43,12 @@ def networks(values: list[str] | None) -> list[NetSpec]:
 
 def link_problem(names: Iterable[str]) -> str | None:
     """Why links cannot be built here, if any of `names` needs one (is not loopback); else None."""
-    from ..inputs import netspec as NS
-    from ..lab import netns
 
     return netns.check() if any(n not in NS.LOOPBACK_NAMES for n in names) else None
 
 
 def check_links(names: Iterable[str], what: str = "networks") -> None:
     """Links needed (any name not loopback) but not buildable here: say why and the fix, up front."""
-    from ..lab import netns
 
     problem = link_problem(names)
     if problem:
@@ -64,7 +62,6 @@ def links_unavailable(names: Iterable[str]) -> dict[str, Any] | None:
     meant to run anywhere, so a missing capability of the machine skips its link rows instead of
     failing the run; `--network` on handshake/connect/jwt, where the user asked for a link, stops
     with the reason and the fix instead."""
-    from ..inputs import netspec as NS
 
     links = list(dict.fromkeys(n for n in names if n not in NS.LOOPBACK_NAMES))
     problem = link_problem(links)

@@ -6,12 +6,22 @@ the time until all are back and of the wait percentiles."""
 
 from __future__ import annotations
 
+import functools
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import MeasurementError, SetupError
+from ..core.errors import InputError, MeasurementError, SetupError
+from ..lab.pki import LabPKI
+from ..measure import mqtt_load as M
 from ..measure.mqtt_load import MqttLoadConfig
-from ..measure.server_config import ServerMeasureError
+from ..measure.server_config import ServerMeasureError, find_loadgen
+from ..measure.server_target import parse_load_target, probe
+from ..measure.storm_capacity import storm_bounds
+from ..model.fleet import FleetModel, simulate
+from . import bounds, cluster_mqtt
+from .cluster_generators import shares
 from .runner import Output, Phase, measure_and_write
+from .se_keys import offload_name, profiles_named
 
 if TYPE_CHECKING:
     from ..core.result_schema import Result
@@ -32,7 +42,6 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
     """The measured storm beside the fleet model at the broker's measured capacity (mean of the runs just
     before and after): the model with the broker's abandoned work and without, and measured / model for
     the time until all clients are back and the wait percentiles. None without a storm or a capacity."""
-    from ..model.fleet import FleetModel, simulate
 
     st, cap = phase(m, "storm"), m.get("capacity_per_s")
     if st is None or not cap:
@@ -112,7 +121,6 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
     )
     # the capacity the storm met, measured in it: the lower of the broker's and the generator's bounds
     # (measure/storm_capacity.py); the model is run at it beside the closed-loop capacity
-    from ..measure.storm_capacity import storm_bounds
 
     bounds = storm_bounds(st, m.get("broker_core"), list(m.get("generator_cores") or []))
     out["measured_bounds"] = bounds
@@ -184,17 +192,12 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
 def resolved(c: MqttLoadConfig) -> MqttLoadConfig:
     """`c` with the secure-element profiles its --se and --key-source offload:PROFILE:WAIT name
     resolved, once for both (app/se_keys): the measurement and the storm's model take the objects."""
-    from dataclasses import replace
-
-    from .se_keys import offload_name, profiles_named
 
     off = offload_name(c.key_source)
     wanted = {n: o for n, o in ((off, f"--key-source {c.key_source}"), (c.se_profile, f"--se {c.se_profile}")) if n}
     profiles = profiles_named(wanted)
     return replace(
-        c,
-        se=profiles[c.se_profile] if c.se_profile else None,
-        offload_profile=profiles[off] if off else None,
+        c, se=profiles[c.se_profile] if c.se_profile else None, offload_profile=profiles[off] if off else None
     )
 
 
@@ -213,18 +216,15 @@ def run(
     probed first (unreachable, not TLS, a refused certificate: exit 2), then loaded as mosquitto is here.
     `cluster`: the load on a Ray cluster's generators (app/cluster_mqtt.py), the broker's capacity
     runs from here."""
-    from ..measure import mqtt_load as M
 
     M.validate(c)
     c = resolved(c)
     M.find_mqttload()  # a missing tool is said before the run directory is made
-    from ..measure.server_config import find_loadgen
 
     find_loadgen()
     # the open-file limit named before a run directory is made: the broker's here (it holds every
     # client), one generator's otherwise (on a cluster each holds its share: checked once placed)
     limits = M.fd_limits(c.clients if target is None or cluster is None else 1)
-    from . import bounds
 
     limit = bounds.check_estimate(
         "mqtt-load",
@@ -236,9 +236,6 @@ def run(
     )
     lt = None
     if target is not None:
-        from ..core.errors import InputError
-        from ..measure.server_target import parse_load_target, probe
-
         if c.se_profile and not target.get("client_cert"):
             raise InputError(
                 f"--se {c.se_profile} with --target and no --client-cert: the client signs only "
@@ -279,8 +276,6 @@ def run(
     fd_clients = None  # the most clients one generator process holds (--target on a cluster)
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
-        from ..lab.pki import LabPKI
-
         pki = LabPKI().ensure()
         progress("start", items[0], 0, 1, None)
         try:
@@ -306,10 +301,6 @@ def run(
     phases = [Phase([c], lambda x: f"mqtt load: {x.clients} clients", runner)]
     if cluster is None:
         return measure_and_write("server", params, phases, output)
-    import functools
-
-    from . import cluster_mqtt
-    from .cluster_generators import shares
 
     with cluster_mqtt.generators(cluster, c, lt, output.json) as g:
         load = functools.partial(cluster_mqtt.run_load, g)

@@ -10,7 +10,10 @@ import socket
 import subprocess
 from typing import TYPE_CHECKING
 
-from ..core.errors import InputError
+from ..core.errors import InputError, MeasurementError
+from ..inputs import netspec as NS
+from ..lab import netns, registry, vpn
+from ..lab.services import wait_listening
 from .reporter import Lines, reporter
 from .signals import Interrupted, interruptible
 
@@ -21,7 +24,6 @@ if TYPE_CHECKING:
 def list_links() -> str:
     """The link profiles and sweeps with their figures and sources."""
     say = Lines()
-    from ..inputs import netspec as NS
 
     table, sweeps = NS.profile_table(), NS.load_sweeps()
     for name, pr in table.items():
@@ -36,7 +38,6 @@ def list_links() -> str:
 def check() -> tuple[bool, str]:
     """Can links be emulated here: (yes or no, what was found)."""
     say = Lines()
-    from ..lab import netns
 
     problem = netns.check()
     say(f"mode: {netns.mode()}")
@@ -51,7 +52,6 @@ def check() -> tuple[bool, str]:
 def sweep() -> str:
     """Delete link namespaces left by dead secperf processes; what was removed."""
     say = Lines()
-    from ..lab import netns
 
     if netns.rootless():
         say(
@@ -59,7 +59,6 @@ def sweep() -> str:
             "holder processes); nothing to sweep"
         )
         return say.text()
-    from ..lab import vpn
 
     removed = netns.sweep_stale() + vpn.sweep_stale()  # link and VPN namespaces of dead owners
     say(f"removed {len(removed)} stale namespace(s)" + (": " + ", ".join(removed) if removed else ""))
@@ -69,8 +68,6 @@ def sweep() -> str:
 def _start_server(link: Link, server: str, env: dict[str, str], wait_port: int | None, timeout_s: float) -> None:
     """Start the server command in the server namespace and wait until it is ready, so the client's
     first connections are not refused; a clear error if it never is."""
-    from ..core.errors import MeasurementError
-    from ..lab.services import wait_listening
 
     try:
         argv = shlex.split(server)
@@ -105,8 +102,6 @@ def run(
     """Run `cmd` in the device namespace of a link (and `server` in its server namespace, waited for
     until it is ready: `wait_port` accepts TCP, else it listens on some port); the exit code is the
     command's; on a signal everything started here is stopped by PID."""
-    from ..inputs import netspec as NS
-    from ..lab import netns
 
     if not cmd:
         raise InputError("netem run: give the command after --, e.g. secperf netem run lte -- ping -c 3 10.77.0.2")
@@ -118,7 +113,6 @@ def run(
         spec = NS.parse(network)
     except NS.NetSpecError as exc:
         raise InputError(f"network: {exc}") from None
-    from ..lab import registry
 
     registry.start()
     child = None

@@ -4,14 +4,12 @@ plain data the library functions read; the CLI fills it from its arguments."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core.errors import InputError
+from ..measure.crypto import CryptoParams
+from ..measure.handshake import HandshakeParams
 from .can import CanOptions
-
-if TYPE_CHECKING:
-    from ..measure.crypto import CryptoParams
-    from ..measure.handshake import HandshakeParams
 
 DEFAULT_MAX_HOURS = 24.0
 
@@ -37,8 +35,6 @@ class MeasureOptions:
 
 
 def crypto_params(opts: MeasureOptions, defaults: dict[str, Any]) -> CryptoParams:
-    from ..measure.crypto import CryptoParams
-
     p = CryptoParams()
     p.n = opts.n or defaults.get("n", p.n)
     p.warmup = opts.warmup if opts.warmup is not None else defaults.get("warmup", p.warmup)
@@ -56,8 +52,6 @@ def crypto_params(opts: MeasureOptions, defaults: dict[str, Any]) -> CryptoParam
 
 
 def handshake_params(opts: MeasureOptions, defaults: dict[str, Any]) -> HandshakeParams:
-    from ..measure.handshake import HandshakeParams
-
     hp = HandshakeParams()
     hp.n = opts.n or defaults.get("n", hp.n)
     hp.warmup = opts.warmup if opts.warmup is not None else defaults.get("warmup", hp.warmup)

@@ -8,6 +8,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core import result as R
+from ..core.writes import atomic_write
+from ..inputs.se_profiles import ProfileError, load_profiles
+from ..measure import connect as MC
+from ..measure import cortexm as CM
+from ..measure import crypto as C
+from ..measure import handshake as H
+from ..measure import signer as S
+from ..measure import stack_host as SH
 from .runner import Phase
 
 if TYPE_CHECKING:
@@ -23,8 +32,6 @@ if TYPE_CHECKING:
 
 
 def crypto_phase(rows: list[Row], params: CryptoParams) -> Phase:
-    from ..measure import crypto as C
-
     return Phase(
         rows,
         lambda r: f"{r.alg.name} {r.op}" + (f" {r.size_bytes} B" if r.alg.bulk else ""),
@@ -33,8 +40,6 @@ def crypto_phase(rows: list[Row], params: CryptoParams) -> Phase:
 
 
 def handshake_phase(configs: list[HandshakeConfig], hp: HandshakeParams, seed: int = 1) -> Phase:
-    from ..measure import handshake as H
-
     return Phase(
         configs,
         lambda c: f"{c.label} @ {c.server}" + ("" if c.network == "loopback" else f" / {c.network}"),
@@ -44,7 +49,6 @@ def handshake_phase(configs: list[HandshakeConfig], hp: HandshakeParams, seed: i
 
 def stack_phase(items: list[Any], hp: HandshakeParams) -> Phase:
     """Handshakes of other client libraries built for this host (measure/stack_host.py)."""
-    from ..measure import stack_host as SH
 
     return Phase(
         items,
@@ -56,7 +60,6 @@ def stack_phase(items: list[Any], hp: HandshakeParams) -> Phase:
 def se_profiles(names: Iterable[str], known: Mapping[str, SEProfile] | None = None) -> list[SEProfile]:
     """The secure-element profiles a command names, looked up once here (measure takes the objects);
     `known`: the profiles the command already read (not read again)."""
-    from ..inputs.se_profiles import ProfileError, load_profiles
 
     known = load_profiles() if known is None else known
     for n in names:
@@ -67,7 +70,6 @@ def se_profiles(names: Iterable[str], known: Mapping[str, SEProfile] | None = No
 
 def signer_phase(profiles: list[SEProfile], keys: list[str], modes: list[str], sp: SignerParams) -> Phase:
     """`profiles`: resolved by the command (se_profiles), not looked up again here."""
-    from ..measure import signer as S
 
     items = [(pr.name, kt, m) for pr in profiles for kt in keys for m in modes]
     return Phase(
@@ -85,8 +87,6 @@ def jwt_phase(
     networks: Iterable[str] = ("loopback",),
     key_sessions: Iterable[str] = ("warm",),
 ) -> Phase:
-    from ..measure import signer as S
-
     nets, sessions = list(networks), list(key_sessions)
     return Phase(
         S.jwt_items(profiles, keys, nets, sessions),
@@ -98,17 +98,14 @@ def jwt_phase(
 
 
 def connect_phase(configs: list[ConnectConfig], cp: ConnectParams) -> Phase:
-    from ..measure import connect as C
-
     return Phase(
-        configs, lambda c: c.label, lambda items, doc, run, progress: C.run_connect(items, cp, doc, run, progress)
+        configs, lambda c: c.label, lambda items, doc, run, progress: MC.run_connect(items, cp, doc, run, progress)
     )
 
 
 def cortexm_phase(targets: list[str], table_file: str | None) -> Phase:
     """Instruction counts of the MACs on Cortex-M cores under QEMU; a failure (no emulator, no
     cross compiler) becomes a failed series per target with its reason."""
-    from ..measure import cortexm as CM
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         for t in items:
@@ -116,8 +113,6 @@ def cortexm_phase(targets: list[str], table_file: str | None) -> Phase:
         try:
             table = CM.measure(tuple(items))
         except CM.CortexMError as exc:
-            from ..core import result as R
-
             for t in items:
                 s = R.new_series(
                     f"cortexm/{t}",
@@ -133,8 +128,6 @@ def cortexm_phase(targets: list[str], table_file: str | None) -> Phase:
             text = json.dumps(table, indent=1, sort_keys=True) + "\n"
             run.write_text("cortexm.json", text)
             if table_file:
-                from ..core.writes import atomic_write
-
                 atomic_write(Path(table_file), text, what="--cortexm-table")
         run.save(doc)
         for t in items:

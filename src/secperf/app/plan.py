@@ -7,21 +7,36 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core import host
 from ..core import result as R
 from ..core.analysis_schema import PlanAnalysis
-from ..core.errors import InputError
+from ..core.errors import InputError, InternalError
 from ..core.result_schema import Result
 from ..core.store import RunStore
+from ..inputs import devices as D
+from ..inputs import netspec as NS
 from ..inputs import patterns as PS
+from ..inputs import se_profiles as SE
+from ..measure import device as MD
+from ..model import flights as F
 from ..plan import planner as PL
 from ..plan.verdict import __doc__ as RULE
+from ..report.export import write_csv
+from ..report.export_metrics import write_metrics
+from ..report.html import render
 from . import bounds, plan_verify
+from . import device_stacks as DS
+from .cluster import connect, map_items
+from .device_counts import device_counts
+from .host_costs import host_table
 from .plan_options import PlanOptions as PlanOptions  # handed on: callers name it as plan.PlanOptions
 from .plan_verify import verify
 from .reporter import reporter
+from .runner import check_output_file
 
 if TYPE_CHECKING:
     from ..inputs.core_profiles import Core
@@ -76,7 +91,6 @@ def resolved(p: Pattern, ov: PL.Overrides) -> PL.Overrides:
     key (--se, else the pattern's [stack].key). The planner takes the objects; each name is looked
     up once per run (_link, _key_profile), and not at all when `ov` carries the objects a --system
     file's reader resolved (PlanOptions.link, .key_profile)."""
-    from dataclasses import replace
 
     key = PL.key_of(p, ov)
     prof = None
@@ -92,7 +106,6 @@ def _devices(o: PlanOptions, pats: list[Pattern]) -> dict[str, DeviceChoice]:
     inputs layer chose it (inputs.devices.choose_device: a cost table, else an emulated core, else
     unknown), each distinct name chosen once here: the checks, the counting and the planner's
     overrides take the objects (check() names an unknown one)."""
-    from ..inputs import devices as D
 
     named = {p.name: o.device or p.stack.device for p in pats} if pats else {"": o.device}
     given = o.device_choice  # a --system file's [device].core, chosen while the file was read
@@ -105,8 +118,6 @@ def _devices(o: PlanOptions, pats: list[Pattern]) -> dict[str, DeviceChoice]:
 
 @functools.cache
 def _link(network: str) -> NetSpec:
-    from ..inputs import netspec as NS
-
     specs = NS.parse_networks([network])
     if len(specs) != 1:
         raise InputError(f"--network {network!r}: a plan needs one link, not a sweep")
@@ -115,8 +126,6 @@ def _link(network: str) -> NetSpec:
 
 @functools.cache
 def _key_profile(name: str) -> SEProfile:
-    from ..inputs import se_profiles as SE
-
     profiles = SE.load_profiles()
     if name not in profiles:
         raise InputError(f"--se: unknown secure-element profile {name!r}; known: {', '.join(profiles)}")
@@ -135,9 +144,6 @@ def _device_tables(
     file's [device], or the pattern's [stack].device): the client's costs counted now or from the
     cache (app/device_counts.py) with the stack and build configuration asked, the server's this
     host's; None for a cost-table name."""
-    from ..model import flights as F
-    from .device_counts import device_counts
-    from .host_costs import host_table
 
     out: dict[str, CostTable | None] = {}
     made: dict[str, CostTable] = {}
@@ -194,9 +200,6 @@ def _measure_scenarios(core: Core, protos: set[str]) -> list[Scenario]:
     """Scenarios of the protocols the planner's measures switch to (plan/measures.py), for the cores
     whose stacks count them: EDHOC + OSCORE and DTLS 1.3 with connection IDs for CoAP, QUIC for HTTPS
     and MQTT. A protocol no stack counts on the core is left out here and its measure says why."""
-    from ..measure import device as MD
-    from ..model import flights as F
-    from . import device_stacks as DS
 
     target = MD.target_for(core)
     out: list[Scenario] = []
@@ -225,11 +228,9 @@ def _checked(
     o: PlanOptions, tables: dict[str, CostTable | None] | None = None
 ) -> tuple[list[Pattern], dict[str, DeviceChoice]]:
     """check()'s patterns and their devices, each chosen once (_devices)."""
-    from .runner import check_output_file
 
     check_output_file(o.metrics, "--metrics")  # a file written at the end: said before anything runs
     check_output_file(o.csv, "--csv")
-    from dataclasses import replace
 
     pats = _patterns(o)
     devices = _devices(o, pats)
@@ -250,8 +251,6 @@ def plan_all(o: PlanOptions) -> list[dict[str, Any]]:
     tables = _device_tables(o, pats, devices)
     jobs = [(p, _overrides(o, tables.get(p.name), p, devices)) for p in pats]
     if o.cluster:  # the same judgements, as Ray tasks: each draws with its Overrides' seed, wherever it runs
-        from .cluster import connect, map_items
-
         with connect(o.cluster, quiet=o.json) as cl:
             return [_clean(x) for x in map_items(plan_job, None, jobs, cl, "plan patterns")]
     return [_clean(PL.plan_pattern(p, ov)) for p, ov in jobs]
@@ -285,8 +284,6 @@ def run(o: PlanOptions) -> Result:
     doc = R.new_result(kind="plan", command=o.command, params=params, host=host.collect(), run_id=run_.run_id)
     doc.analysis.plan = PlanAnalysis.model_validate({"patterns": plans, "rule": " ".join(RULE.split())})
     if o.verify:
-        from ..core.errors import InternalError
-
         try:
             doc.analysis.plan.verify = verify(plans, o, doc, run_)
         except InternalError as exc:  # secperf's own combination refused: the partial Result says so
@@ -297,17 +294,9 @@ def run(o: PlanOptions) -> Result:
     R.finish(doc)
     run_.save(doc)
     if not o.no_report:
-        from ..report.html import render
-
         run_.write_text("report.html", render(doc, log=run_.dir / "secperf.log"))
     if o.metrics:
-        from ..report.export_metrics import write_metrics
-
         write_metrics(doc, o.metrics)
     if o.csv:
-        from pathlib import Path
-
-        from ..report.export import write_csv
-
         write_csv(doc, Path(o.csv))
     return doc

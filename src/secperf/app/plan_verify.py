@@ -18,12 +18,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ..core.derived import derived
 from ..inputs import netspec as NS
+from ..inputs.devices import choose_device
+from ..inputs.se_profiles import ProfileError, profiles_with
+from ..measure import connect as MC
+from ..measure.kept import measure_kept_mqtt
 from ..model import costs as C
 from ..model import flights as F
 from ..model import network as N
 from ..model import predict as P
 from ..sim import montecarlo as M
+from . import bounds, links
+from .connect import connect_configs, key_profiles
 
 if TYPE_CHECKING:
     from ..core.result_schema import Result, Series
@@ -148,16 +155,12 @@ class RowInputs:
 
     def profiles(self) -> dict[str, SEProfile]:
         if self._profiles is None:
-            from ..inputs.se_profiles import profiles_with
-
             self._profiles = profiles_with()
         return self._profiles
 
     def se(self, name: str) -> SEProfile:
         known = self.profiles()
         if name not in known:
-            from ..inputs.se_profiles import ProfileError
-
             raise ProfileError(f"unknown secure-element profile {name!r}; known: {', '.join(known)}")
         return known[name]
 
@@ -170,8 +173,6 @@ class RowInputs:
         """The table a row's prediction draws from: a cost table by name; an emulated core's plan is
         checked against this host's table (the verified connections run on this host's CPU)."""
         if device not in self._tables:
-            from ..inputs.devices import choose_device
-
             ch = choose_device(device)
             self._tables[device] = C.load_table(ch.name if ch.table and ch.name else "host-default")
         return self._tables[device]
@@ -220,13 +221,9 @@ def _run_row(
     job: dict[str, Any], r: Row, o: PlanOptions, doc: Result, run: Run, inputs: RowInputs
 ) -> tuple[Series | None, str, float | None]:
     """Measure one row; (series or None, key used, predicted P50 ms). inputs: the run's looked-up names."""
-    from ..measure import connect as MC
-    from .connect import connect_configs, key_profiles
 
     cp = MC.ConnectParams(n=o.verify_n, warmup=2, timeout_ms=5000, seed=o.seed)
     if r.kept:
-        from ..measure.kept import measure_kept_mqtt
-
         s: Series | None = measure_kept_mqtt(
             job["network"], cp, doc, run, messages=KEPT_MESSAGES, payload_bytes=int(job["payload_up_bytes"])
         )
@@ -276,7 +273,6 @@ def _derived_row(
     """One row secperf built itself from the plan: an input error there blames options the user never
     gave, so it is secperf's (core/derived.py: InternalError, exit 1, naming the row it derived; the partial
     Result marked internal-error)."""
-    from ..core.derived import derived
 
     with derived(
         f"plan --verify derived the row '{r.row}' of {job['measure']} ({r.protocol}, {r.handshake} "
@@ -291,7 +287,6 @@ def _derived_row(
 def estimate(plans: list[dict[str, Any]], o: PlanOptions) -> dict[str, float]:
     """--verify's length (app/bounds.py): each distinct row's warm-up + --verify-n connections over its link
     (a kept session: its messages too); refused over --max-hours before any server starts."""
-    from . import bounds, links
 
     rows: list[tuple[str, Any]] = []
     seen: set[tuple[Any, ...]] = set()

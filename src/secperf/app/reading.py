@@ -5,7 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core import result as R
+from ..core.compare import compare as compare_results
+from ..core.errors import InputError, ResultError
+from ..core.result import reading
+from ..core.store import is_abandoned, mark_abandoned, register_readback
+from ..core.writes import atomic_write
+from ..report.export_metrics import exposition
+from ..report.figures import figures_directory, write_figures
+from ..report.html import render
+from ..report.html_env import DRAW_PLOTS
 from .reporter import reporter
+from .runner import check_output_file, result_tables
 
 if TYPE_CHECKING:
     from ..core.result_schema import Result
@@ -15,9 +26,6 @@ def read_result(path: str | Path, option: str = "", allow_partial: bool = False)
     """A Result for a reader: validated (core/result.py) and complete. A run still `running` (its
     writer alive) or `abandoned` (its writer died: the owner record in the run's result.json names a
     process that is gone) is refused unless `allow_partial`, and then a note says so on stderr."""
-    from ..core import result as R
-    from ..core.errors import ResultError
-    from ..core.store import is_abandoned, mark_abandoned
 
     doc = R.load(path)
     where = f"{option} {path}".strip()
@@ -56,9 +64,6 @@ def report(
 ) -> list[tuple[str, Path]]:
     """Write the HTML report of the Result at `result_path` (a result.json or its run directory) and
     its figures; what was written: ("report", path), then ("figure", path) per file."""
-    from ..core.writes import atomic_write
-    from ..report.html import render
-    from .runner import check_output_file
 
     src = Path(result_path)
     default_out = (src if src.is_dir() else src.parent) / "report.html"
@@ -66,16 +71,12 @@ def report(
         output or str(default_out), "-o/--output", inputs=[src, src / "result.json"] if src.is_dir() else [src]
     )
     if figures:  # a bad figures directory is said before the report is written, not after
-        from ..report.figures import figures_directory
-
         figures_directory(Path(figures))
     doc = read_result(result_path, "", allow_partial)
     out = Path(output) if output else default_out
     atomic_write(out, render(doc), what="-o/--output")
     written = [("report", out)]
     if figures:
-        from ..report.figures import write_figures
-
         written += [("figure", p) for p in write_figures(doc, Path(figures))]
     return written
 
@@ -86,9 +87,6 @@ def compare(
     """Two Results of the same kind judged as core/compare.py says: the comparison (report/
     terminal_compare.py shows it). Different kinds, or Results sharing nothing, are input errors
     (exit 2)."""
-    from ..core.compare import compare as compare_results
-    from ..core.errors import InputError
-    from ..core.result import reading
 
     if not 0.0 < power < 1.0:
         raise InputError(f"--power {power:g}: give a probability between 0 and 1 (exclusive), e.g. 0.8")
@@ -99,8 +97,6 @@ def compare(
 
 def _report_check(doc: Result, log: Path | None) -> None:
     """What `secperf report` does with a Result, without drawing the plots."""
-    from ..report.html import render
-    from ..report.html_env import DRAW_PLOTS
 
     token = DRAW_PLOTS.set(False)
     try:
@@ -111,8 +107,6 @@ def _report_check(doc: Result, log: Path | None) -> None:
 
 def _metrics_check(doc: Result, _log: Path | None) -> None:
     """What `secperf metrics` does with a Result."""
-    from ..core.result import reading
-    from ..report.export_metrics import exposition
 
     with reading("result.json", "a series or analysis read for the metrics"):
         exposition(doc)
@@ -120,8 +114,6 @@ def _metrics_check(doc: Result, _log: Path | None) -> None:
 
 def _terminal_check(doc: Result, _log: Path | None) -> None:
     """The terminal tables a command prints from its Result (app/runner.result_tables)."""
-    from ..core.result import reading
-    from .runner import result_tables
 
     with reading("result.json", "the terminal tables"):
         result_tables(doc, doc.params)
@@ -129,7 +121,6 @@ def _terminal_check(doc: Result, _log: Path | None) -> None:
 
 def register_readback_checks() -> None:
     """Every Result a run marks finished is read back with these first (core/store.Run.save)."""
-    from ..core.store import register_readback
 
     register_readback("the report (secperf report's views)", _report_check)
     register_readback("the metrics export (secperf metrics)", _metrics_check)

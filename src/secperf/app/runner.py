@@ -7,6 +7,7 @@ measured)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,8 +15,24 @@ from typing import Any
 
 from ..core import host
 from ..core import result as R
+from ..core.errors import OutputError
 from ..core.result_schema import Result, Series
-from ..core.store import Run, RunStore
+from ..core.store import Run, RunStore, check_output_path
+from ..lab import registry
+from ..model import crypto_questions as Q
+from ..report import (
+    terminal,
+    terminal_device,
+    terminal_libraries,
+    terminal_mac,
+    terminal_plan,
+    terminal_server,
+    terminal_whatif,
+)
+from ..report.export import write_csv
+from ..report.export_metrics import write_metrics
+from ..report.figures import figures_directory, write_figures
+from ..report.html import render
 from .reporter import reporter
 from .signals import Interrupted, interruptible
 
@@ -52,7 +69,6 @@ class Phase:
 
 def add_analyses(doc: Result, params: dict[str, Any]) -> None:
     """Answers computed from the measured rows (study S5's questions, the strength table)."""
-    from ..model import crypto_questions as Q
 
     if any(s.kind == "crypto" for s in doc.series):
         doc.analysis.s5 = Q.answers(doc)
@@ -74,11 +90,8 @@ def measure_and_write(kind: str, params: dict[str, Any], phases: list[Phase], ou
     check_output_file(output.csv, "--csv")
     check_output_file(output.metrics, "--metrics")
     if output.figures:  # a bad figures directory is said before measuring, not after
-        from ..report.figures import figures_directory
-
         figures_directory(Path(output.figures))
     run = output_store(output).create(kind)
-    from ..lab import registry
 
     registry.start(run.dir)  # whatever this run starts is listed, and dies with it (also on kill -9)
     doc = R.new_result(kind=kind, command=output.command, params=params, host=host.collect(), run_id=run.run_id)
@@ -113,7 +126,6 @@ def measure_and_write(kind: str, params: dict[str, Any], phases: list[Phase], ou
 def check_output_file(path: str | None, option: str, inputs: Iterable[str | Path | None] = ()) -> None:
     """A file the run will write at its end must be writable now, so a run never measures for an
     hour and then fails to save; it must not be an input nor a Result (core/store.py)."""
-    from ..core.store import check_output_path
 
     check_output_path(path, option, inputs)
 
@@ -127,46 +139,31 @@ def write_outputs(doc: Result, run: Run, output: Output) -> None:
     own = {run.result_path, run.report_path}
     for opt, path in (("--csv", output.csv), ("--metrics", output.metrics)):
         if path and any(_same(Path(path), p) for p in own):  # the run's own files are not outputs to overwrite
-            from ..core.errors import OutputError
-
             raise OutputError(
                 f"{opt} {path}: is this run's own {Path(path).name}; name a file outside the run directory"
             )
     if output.csv:
-        from ..report.export import write_csv
-
         write_csv(doc, Path(output.csv))
     if output.metrics:
-        from ..report.export_metrics import write_metrics
-
         write_metrics(doc, output.metrics)
     if not output.no_report:
-        from ..report.html import render
-
         run.write_text(
             "report.html", render(doc, log=run.dir / "secperf.log")
         )  # drawing warnings: the log, not the terminal
     if output.figures:
-        from ..report.figures import write_figures
-
         write_figures(doc, Path(output.figures), log=run.dir / "secperf.log")
 
 
 def _same(a: Path, b: Path) -> bool:
-    import os
-
     return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _server_tables(doc: Result) -> list[Any]:
-    from ..report import terminal_server
-
     return terminal_server.tables(doc)
 
 
 def result_tables(doc: Result, params: dict[str, Any]) -> list[Any]:
     """Every terminal table the Result has rows for, in the order they print."""
-    from ..report import terminal, terminal_device, terminal_libraries, terminal_mac, terminal_plan, terminal_whatif
 
     out = (
         terminal.crypto_tables(terminal_libraries.openssl_only(doc))

@@ -5,13 +5,22 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import InputError
+from ..core import result as R
+from ..core.errors import InputError, SecperfError
 from ..inputs import scenario as SC
-from . import links
+from ..inputs.schema import DeviceSection
+from ..inputs.se_profiles import load_profiles
+from ..measure import connect as C
+from ..measure import handshake as H
+from ..measure import signer as S
+from ..model import costs
+from . import bounds, links
 from . import phases as P
-from .connect import connect_configs
+from .connect import connect_configs, key_profiles
+from .device import HandshakeOptions, handshake_phase
 from .options import MeasureOptions, crypto_params, handshake_params
 from .runner import Output, Phase, measure_and_write
+from .whatif import WhatifOptions, predict_into
 
 if TYPE_CHECKING:
     from ..core.result_schema import Result
@@ -25,7 +34,6 @@ if TYPE_CHECKING:
 def handshake_configs(scn: dict[str, Any]) -> list[HandshakeConfig]:
     """[handshake] experiments = [...], servers = [...], networks = [...]: the configurations to
     measure (may be none), each experiment on each server over each network."""
-    from ..measure import handshake as H
 
     hs = scn.get("handshake")
     if not hs:
@@ -55,8 +63,6 @@ def handshake_configs(scn: dict[str, Any]) -> list[HandshakeConfig]:
 def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Result:
     """Measure everything a scenario names, in one Result; links this machine cannot build are
     skipped with their reason (see links.links_unavailable)."""
-    from ..measure import connect as C
-    from ..measure import signer as S
 
     scn = SC.load(name_or_path)
     rows = SC.crypto_rows(scn)
@@ -65,7 +71,6 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
     hs = handshake_configs(scn)
     # the sections' secure-element profiles, read once here: the sections' checks, the estimate and the
     # phases take them
-    from ..inputs.se_profiles import load_profiles
 
     known = load_profiles() if any(scn.get(s) for s in ("signer", "jwt", "connect")) else {}
     jw = SC.signer_settings(scn, "jwt", known)
@@ -122,7 +127,6 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
             raise
         except InputError as exc:  # a name the connect command refuses: say it came from the scenario file
             raise SC.ScenarioError(f"scenario {scn.get('name', name_or_path)}: [connect]: {exc}") from None
-        from .connect import key_profiles
 
         cp = C.ConnectParams(
             n=opts.n or cs["n"],
@@ -158,9 +162,6 @@ def whatif_phase(ws: dict[str, Any], seed: int) -> Phase:
     """Predictions for the scenario's [whatif] block, calibrated on the rows this run has just
     measured (its loopback crypto, handshake and connect rows), so the report shows each
     prediction next to its measurement; links the run did not measure are predicted only."""
-    from ..core import result as R
-    from ..model import costs as C
-    from .whatif import WhatifOptions, predict_into
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         progress("start", items[0], 0, 1, None)
@@ -173,7 +174,7 @@ def whatif_phase(ws: dict[str, Any], seed: int) -> Phase:
             seed=seed,
         )
         try:
-            table = C.calibrate(doc, C.load_table(), where="this run")
+            table = costs.calibrate(doc, costs.load_table(), where="this run")
             predict_into(doc, o, table)
         except Exception as exc:  # noqa: BLE001 - a prediction that cannot be made is recorded, the run goes on
             s = R.new_series(
@@ -205,7 +206,6 @@ def _estimate(
 ) -> dict[str, float]:
     """The scenario's length, each section by its command's planning figures (app/bounds.py), refused
     over --max-hours like the commands themselves."""
-    from . import bounds
 
     parts: dict[str, float] = {}
     if rows:
@@ -237,8 +237,6 @@ def _estimate(
             * per_row
         )
     if scn.get("device"):
-        from ..inputs.schema import DeviceSection
-
         d = DeviceSection.model_validate(scn["device"])
         parts["device"] = bounds.device_handshakes_s(len(d.groups) * len(d.suites), d.n, d.warmup)
     detail = ", ".join(f"{k} {bounds.fmt_s(v)}" for k, v in parts.items()) or "nothing to measure"
@@ -255,10 +253,6 @@ def device_phase(sec: dict[str, Any]) -> Phase:
     """The scenario's [device] comparison. Decision: like links, a device emulator or cross library
     missing on this machine does not fail a scenario that is meant to run anywhere: the rows are
     recorded as failed with the reason (the package to install) and the run goes on."""
-    from ..core import result as R
-    from ..core.errors import SecperfError
-    from ..inputs.schema import DeviceSection
-    from .device import HandshakeOptions, handshake_phase
 
     d = DeviceSection.model_validate(sec)
     opts = HandshakeOptions(

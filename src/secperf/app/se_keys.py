@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..core.errors import InputError
+from ..inputs.se_profiles import load_profiles
 
 if TYPE_CHECKING:
     from ..inputs.se_profiles import Profile
@@ -27,7 +28,6 @@ def profiles_named(wanted: Mapping[str, str]) -> dict[str, Profile]:
     read of the catalogue; an unknown one is an InputError naming the option and the known ones."""
     if not wanted:
         return {}
-    from ..inputs.se_profiles import load_profiles
 
     known = load_profiles()
     for name, option in wanted.items():

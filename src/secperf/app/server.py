@@ -4,11 +4,19 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError, SetupError
+from ..core.result import reading
+from ..core.result_schema import ServerDerived
+from ..lab.pki import LabPKI
+from ..measure import server as S
+from ..model.fleet import FleetModel, capacity_from_result, server_keys, simulate
+from . import bounds
 from .cluster_load import run_replay, run_server
+from .reading import read_result
 from .reporter import reporter
 from .runner import Output, Phase, measure_and_write
 from .server_plan import FleetOptions as FleetOptions  # handed on: callers name them as server.X
@@ -21,7 +29,7 @@ from .server_target import run_replay as replay_target
 from .server_target import run_server as run_target
 
 if TYPE_CHECKING:
-    from ..core.result_schema import Result, ServerDerived
+    from ..core.result_schema import Result
     from ..core.store import Run
     from ..measure.server_config import ServerConfig
     from .runner import Progress
@@ -31,7 +39,6 @@ def estimate(o: ServerOptions, configs: list[ServerConfig] | None = None) -> dic
     """The run's length (app/bounds.py): each configuration's server started, then its load levels'
     warm-up and counted seconds; refused over --max-hours before any server starts. `configs`: the
     run's plan(o), made once by the caller (planned here when not given)."""
-    from . import bounds
 
     rows = 1 if o.target is not None else len(configs if configs is not None else plan(o))
     levels = len(o.rates) or len(o.concurrency) or 1
@@ -50,12 +57,9 @@ def run(o: ServerOptions, output: Output) -> Result:
     if o.target is not None or configs is None:
         return run_target(o, output)
     if o.core is None:
-        from dataclasses import replace
-
         o = replace(o, core=0)
     if o.cluster:
         return run_server(o, output, configs)
-    from ..measure import server as S
     usable = sorted(os.sched_getaffinity(0))
     if o.core not in usable:  # said before a run directory exists, not when the server is pinned
         raise InputError(f"--core {o.core}: secperf may use cores {', '.join(map(str, usable))} here; name one")
@@ -84,8 +88,6 @@ DEFAULT_FLEET_KEY = "rsa-2048"  # the key measured when --key is not given (the 
 def _fleet_runs(
     o: FleetOptions, full: float, resumed: float, source: str, key: str | None = None, warning: str | None = None
 ) -> dict[str, Any]:
-    from ..model.fleet import FleetModel, simulate
-
     runs = []
     for n in o.devices:
         for pol in o.policies:
@@ -149,7 +151,6 @@ def _limited_warning(d: ServerDerived | None, what: str) -> str | None:
 
 
 def run_fleet(o: FleetOptions, output: Output) -> Result:
-    from ..model.fleet import FleetModel
 
     # the model's inputs are checked before anything is measured
     for n in o.devices:
@@ -179,8 +180,6 @@ def run_fleet(o: FleetOptions, output: Output) -> Result:
             f"add --replay N (or give its capacity with --capacity)"
         )
     if not o.from_result and o.key is None and o.target is None:
-        from dataclasses import replace
-
         o = replace(o, key=DEFAULT_FLEET_KEY)
     params = {k: v for k, v in o.__dict__.items() if k != "target"}
     params.update(_fleet_estimate(o))
@@ -208,8 +207,6 @@ def run_fleet(o: FleetOptions, output: Output) -> Result:
 
         return measure_and_write("fleet", params, [Phase(["model"], lambda _: "reconnect storm model", runner)], output)
 
-    from ..measure import server as S
-
     keys = keys or [DEFAULT_FLEET_KEY]
     cfgs = [S.ServerConfig(o.server, k, resume_ratio=r) for k in keys for r in (0.0, 1.0)]
     for c in cfgs:
@@ -218,7 +215,6 @@ def run_fleet(o: FleetOptions, output: Output) -> Result:
 
     def measure_runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         S.run_server(items, p, doc, run, progress)
-        from ..core.result_schema import ServerDerived
 
         parts = []
         for key in keys:
@@ -251,7 +247,6 @@ def _fleet_estimate(o: FleetOptions) -> dict[str, float]:
     """The run's length (app/bounds.py): a replay's capacity runs and storm per policy (the storm: its spread,
     the clients at 200/s, two back-off caps and a timeout, at most the horizon or 600 s), or the capacity
     measured with two load levels per key and resumption ratio; the model itself costs seconds."""
-    from . import bounds
 
     if o.replay is not None:
         storm = min(o.horizon_s, 600.0, o.spread_s + o.replay / 200 + 2 * o.cap_s + o.timeout_s)
@@ -277,11 +272,8 @@ def _given_capacity(o: FleetOptions, key: str | None) -> tuple[str | None, float
         if o.capacity <= 0:
             raise InputError(f"--capacity {o.capacity}: handshakes per second must be > 0")
         return None, o.capacity, o.resumed_capacity or o.capacity, "given (--capacity)", None
-    from ..core.result import reading
-    from ..model.fleet import capacity_from_result, server_keys
 
     assert o.from_result is not None  # run_fleet calls this with --capacity or --from
-    from .reading import read_result
 
     doc = read_result(Path(o.from_result), "--from", o.allow_partial)
     with reading(f"--from {o.from_result}", "the server rows (series labels and derived rates)"):
@@ -320,7 +312,6 @@ def _given_capacity(o: FleetOptions, key: str | None) -> tuple[str | None, float
 
 def _best_full_row(doc: Result, key: str | None) -> ServerDerived | None:
     """The derived numbers of the full-handshake row whose rate is the capacity taken (the highest)."""
-    from ..core.result_schema import ServerDerived
 
     rows = [
         s.derived_as(ServerDerived)
@@ -334,8 +325,6 @@ def _best_full_row(doc: Result, key: str | None) -> ServerDerived | None:
 
 
 def _run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Result:
-    from ..measure import server as S
-
     replay, key = o.replay, o.key
     if replay is None or not 10 <= replay <= MAX_REPLAY:
         raise InputError(f"--replay {o.replay}: give 10..{MAX_REPLAY} clients (one process, one socket each)")
@@ -367,8 +356,6 @@ def _run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resu
         return run_replay(o, params, output)
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
-        from ..lab.pki import LabPKI
-
         pki = LabPKI().ensure()
         replays = []
         for i, pol in enumerate(items):

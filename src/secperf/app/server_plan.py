@@ -9,6 +9,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.errors import InputError
+from ..measure import server as S
+from ..measure.server_target import label
+from ..model.fleet import FleetModel, simulate
+from .se_keys import offload_name, profiles_named
 
 if TYPE_CHECKING:
     from ..measure.server import ServerConfig
@@ -82,7 +86,6 @@ def check_levels(o: ServerOptions) -> None:
 def plan(o: ServerOptions) -> list[ServerConfig]:
     """Every combination that makes sense, validated before anything runs (nocrt keys: probe only;
     offload: nginx and mosquitto with the token's key types)."""
-    from ..measure import server as S
 
     check_levels(o)
     if o.protocol not in S.PROTOCOLS:
@@ -116,7 +119,6 @@ def plan(o: ServerOptions) -> list[ServerConfig]:
 def with_profiles(cfgs: list[ServerConfig]) -> list[ServerConfig]:
     """The configurations with their offloaded keys' secure-element profiles resolved, once for all
     of them (app/se_keys): the measurement takes ServerConfig.profile, never the name."""
-    from .se_keys import offload_name, profiles_named
 
     wanted = {n: f"--key-source {c.source}" for c in cfgs if (n := offload_name(c.source))}
     profiles = profiles_named(wanted)
@@ -129,7 +131,6 @@ def matrix_plan(tls: str = "1.3") -> list[ServerConfig]:
     d-only key from a file, the probe builds it in memory); the token's keys offloaded behind the
     shim with the profile of their algorithm, busy-poll and sleep; client authentication,
     resumption ratio and chain depth on nginx RSA-2048; mosquitto with RSA-2048 and P-256."""
-    from ..measure import server as S
 
     C = S.ServerConfig
     rsa = ("rsa-1024", "rsa-2048", "rsa-3072", "rsa-4096")
@@ -149,7 +150,6 @@ def dtls_matrix_plan() -> list[ServerConfig]:
     """DTLS 1.2 handshake capacity of libcoap's coap-server (the concurrent DTLS target) by server
     key, and with client authentication on P-256 (no resumption: coap-server resumes no DTLS
     session; no offload: it loads its key from a PEM file)."""
-    from ..measure import server as S
 
     C = S.ServerConfig
     keys = ("rsa-1024", "rsa-2048", "rsa-3072", "rsa-4096", "ecdsa-p256", "ecdsa-p384")
@@ -205,7 +205,6 @@ def replay_backlog(o: FleetOptions, clients: int) -> tuple[int, str]:
 def replay_compare(o: FleetOptions, policy: str, measured: dict[str, Any]) -> dict[str, Any]:
     """A replayed storm beside the model given the capacity measured just before it: the model with
     and without the server's abandoned work, and the ratios measured / model."""
-    from ..model.fleet import FleetModel, simulate
 
     st = measured["storm"]
     backlog, backlog_from = replay_backlog(o, measured["clients"])
@@ -269,8 +268,6 @@ def replay_compare(o: FleetOptions, policy: str, measured: dict[str, Any]) -> di
 
 # --- the user's own server (--target): what its rows are called and what the Result records -----------
 def label_of(o: ServerOptions, resume_ratio: float) -> str:
-    from ..measure.server_target import label
-
     return label(o.target, resume_ratio)
 
 

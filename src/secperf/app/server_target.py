@@ -13,10 +13,12 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError, SetupError
+from ..measure import server as S
+from ..measure import server_target as T
 from .cluster_target import run_replay as cluster_replay
 from .cluster_target import run_server as cluster_run
 from .runner import Output, Phase, measure_and_write
-from .server_plan import check_levels, params_of
+from .server_plan import check_levels, params_of, replay_compare
 
 if TYPE_CHECKING:
     from ..core.result_schema import Result
@@ -73,9 +75,6 @@ def generator_cores(o: ServerOptions) -> list[int]:
 
 
 def run_server(o: ServerOptions, output: Output) -> Result:
-    from ..measure import server as S
-    from ..measure import server_target as T
-
     check(o)
     if o.cluster:
         return cluster_run(o, output)
@@ -109,9 +108,6 @@ def run_server(o: ServerOptions, output: Output) -> Result:
 def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Result:
     """`fleet --replay N --target`: the storm against the user's server, the model beside it at the
     capacity measured against the same target just before and after."""
-    from ..measure import server as S
-    from ..measure import server_target as T
-    from .server_plan import replay_compare
 
     S.find_loadgen()
     replay = o.replay

@@ -5,12 +5,14 @@ saved; the exit code follows the shell convention, 128 + the signal number (130,
 from __future__ import annotations
 
 import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import TYPE_CHECKING, NoReturn
 
 from ..core.errors import EXIT_SIGINT, EXIT_SIGTERM
+from ..core.store import created_runs
 
 if TYPE_CHECKING:
     from ..core.result_schema import Result
@@ -50,7 +52,6 @@ def interruptible() -> Iterator[None]:
 def on_sigterm_raise() -> Iterator[None]:
     """SIGTERM raises `Interrupted` for the whole command (the default ended the process without a
     word: `whatif` killed with SIGTERM wrote nothing and said nothing). Only in the main thread."""
-    import threading
 
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -65,7 +66,6 @@ def on_sigterm_raise() -> Iterator[None]:
 def interruption_note(exc: BaseException) -> tuple[int, str]:
     """Exit code and one line for an interruption that reached the CLI: which signal, and whether
     a partial Result exists (no run directory yet means nothing was kept, and it says so)."""
-    from ..core.store import created_runs
 
     signum = getattr(exc, "signum", signal.SIGINT)
     code = EXIT_SIGTERM if signum == signal.SIGTERM else EXIT_SIGINT

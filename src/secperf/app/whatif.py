@@ -4,27 +4,41 @@ kind `whatif` through the run store (one series per scenario and link), print it
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core import host
 from ..core import result as R
+from ..core.derived import derived
 from ..core.errors import InputError
 from ..core.result_schema import Result, Series, WhatifDerived
 from ..core.store import RunStore
+from ..inputs import devices as D
 from ..inputs import netspec as NS
 from ..inputs.core_profiles import Core
+from ..measure.device_plan import target_for
+from ..measure.wakeup import lateness_ms
 from ..model import costs as C
 from ..model import flights as F
 from ..model import predict as P
 from ..model import s1 as S1
+from ..report.export import write_csv
+from ..report.html import render
+from ..report.units import fmt_time_us
 from ..sim import sweep as SW
 from ..sim.whatif_rows import row_derived, row_usable, security_cost, series
-from .cluster import Cluster
+from . import device_stacks as DS
+from .cluster import Cluster, connect
+from .device_counts import device_counts
 from .host_costs import host_table
+from .reading import read_result
 from .reporter import reporter
+from .runner import check_output_file
 from .whatif_cell import link_of as link_of
 from .whatif_cell import predict_cell as predict_cell
+from .whatif_cluster import predict_on
 from .whatif_options import WhatifOptions as WhatifOptions
 from .whatif_options import context as scenario_context
 from .whatif_options import scenarios as scenarios
@@ -66,13 +80,11 @@ class DeviceInput:
 def device_input(o: WhatifOptions) -> DeviceInput:
     """--device as the object the run passes down: one look-up of the name (inputs.devices.choose_device:
     the cost tables, then the cores) and the core's build target."""
-    from ..inputs import devices as D
 
     given = o.device_choice  # a --system file's [device].core, chosen while the file was read
     choice = given if given is not None and given.name == o.device else D.choose_device(o.device)
     if choice.core is None:  # no --device, a cost table, or unknown (cost_table says so)
         return DeviceInput(choice)
-    from ..measure.device_plan import target_for
 
     # the target only where a count is built (without --calibrate): a core without builds is refused there
     return DeviceInput(choice, target=None if o.calibrate else target_for(choice.core))
@@ -88,7 +100,6 @@ def cost_table(o: WhatifOptions, dev: DeviceInput | None = None) -> C.CostTable:
     a cost table by name, or an emulated core (`--device CORE`): the client's from its counts
     (app/device_counts.py, or the `secperf device` Results --calibrate names), the server's this host's.
     dev: --device as run() resolved it (resolved here when not given)."""
-    from .reading import read_result
 
     dev = dev or device_input(o)
     device = dev.name
@@ -105,8 +116,6 @@ def cost_table(o: WhatifOptions, dev: DeviceInput | None = None) -> C.CostTable:
                     table = C.calibrate(doc, table, where=f"--calibrate {path}")
         dev_docs = [(p, d) for p, d in zip(paths, docs) if d.kind == "device"]
         if not dev_docs:
-            from .device_counts import device_counts
-
             ctx = scenario_context(o, counted=True)  # the model asked once: resolved, tables, flight models
             counts = device_counts(
                 core,
@@ -133,8 +142,6 @@ def cost_table(o: WhatifOptions, dev: DeviceInput | None = None) -> C.CostTable:
                 table = C.from_device(doc, core, table, where=path, stack=stack)
         return table
     if o.stack or o.config:
-        from ..inputs import devices as D
-
         raise InputError(
             f"--{'stack' if o.stack else 'config'} picks the device's library; it needs --device CORE "
             f"(an emulated core: {', '.join(D.cores())})"
@@ -161,7 +168,6 @@ def drop_unrunnable(o: WhatifOptions, dev: DeviceInput | None = None) -> None:
     dev = dev or device_input(o)
     if dev.core is None or dev.name is None or dev.target is None or o.calibrate:
         return
-    from . import device_stacks as DS
 
     protos = [p for p in dict.fromkeys(o.protocols) if p in DS.FAMILY]
     bad = DS.unrunnable(protos, dev.name, dev.target)
@@ -177,8 +183,6 @@ def host_wakeups(o: WhatifOptions) -> tuple[float, ...]:
     if o.host_scheduling == "off":
         return ()
     if o.host_scheduling == "measure":
-        from ..measure.wakeup import lateness_ms
-
         return tuple(lateness_ms())
     return (float(o.host_scheduling),)
 
@@ -212,7 +216,6 @@ def predict_references(
 ) -> dict[CellKey, Any]:
     """Predictions of every reference cell, once each (a baseline is shared by the rows of a protocol
     and link; a software-key reference that is also a row of the run is not predicted again)."""
-    from ..core.derived import derived
 
     preds = dict(known or {})
     todo: dict[CellKey, SW.Cell] = {}
@@ -237,7 +240,6 @@ def predict_cells(
     depend on the seed only)."""
     if cluster is None:
         return [predict_cell(c, table, o) for c in cells]
-    from .whatif_cluster import predict_on
 
     return predict_on(cluster, cells, table, o)
 
@@ -262,7 +264,6 @@ def fmt_adds(x: dict[str, Any] | None, fmt: Callable[[float], str]) -> str:
 
 def security_line(out: dict[str, Any], until: str) -> str:
     """security_cost's figures in one line, as the terminal and the Result's summary show them."""
-    from ..report.units import fmt_time_us
 
     soft = out.get("key_vs_software")
     line = f"security adds {fmt_adds(out['time_p50_us'], fmt_time_us)} at P50"
@@ -415,12 +416,8 @@ def run(o: WhatifOptions) -> Result:
         "max_cells": o.max_cells,
     }
     # validate every cell before creating a run directory, so bad input leaves nothing behind
-    from .runner import check_output_file
 
     check_output_file(o.csv, "--csv")
-    from contextlib import nullcontext
-
-    from .cluster import connect
 
     with connect(o.cluster, quiet=o.json) if o.cluster else nullcontext() as cl:
         preds = predict_cells(cells, table, o, cl)
@@ -441,13 +438,7 @@ def run(o: WhatifOptions) -> Result:
     R.finish(doc)
     run_.save(doc)
     if not o.no_report:
-        from ..report.html import render
-
         run_.write_text("report.html", render(doc, log=run_.dir / "secperf.log"))
     if o.csv:
-        from pathlib import Path
-
-        from ..report.export import write_csv
-
         write_csv(doc, Path(o.csv))
     return doc

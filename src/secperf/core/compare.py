@@ -71,7 +71,7 @@ class CompareError(InputError):
 
 def _difference(a: list[float], b: list[float], alpha: float, power: float, seed: int) -> dict[str, Any]:
     """B − A: estimate, (1 − alpha) interval, standard error and the smallest detectable change."""
-    from scipy import stats as sp
+    from scipy import stats as sp  # reason: scipy: ~1 s to import (start-up)
 
     xa, xb = np.asarray(a, float), np.asarray(b, float)
     na, nb = xa.size, xb.size
@@ -331,8 +331,6 @@ def _ids(doc: Result) -> set[str]:
 def compare(
     doc_a: Result, doc_b: Result, alpha: float = 0.01, min_change: float = 0.02, power: float = 0.8, seed: int = 1
 ) -> dict[str, Any]:
-    import math
-
     for name, v in (("--alpha", alpha), ("--power", power)):  # 0 and 1 make infinite or empty intervals
         if not (isinstance(v, (int, float)) and math.isfinite(v) and 0 < v < 1):
             raise CompareError(f"{name} {v!r}: give a probability between 0 and 1, both excluded (e.g. 0.05)")

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from . import result as R
 from .errors import InputError, InternalError
 
 if TYPE_CHECKING:
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 
 def mark(doc: Result, run: Run, check: str, problem: str) -> None:
     """The partial Result marked as secperf's own failure (status internal-error, what failed and why)."""
-    from . import result as R
 
     doc.internal = {"check": check, "problem": problem[:400], "withheld": []}
     R.finish(doc, "internal-error")

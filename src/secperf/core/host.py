@@ -71,8 +71,8 @@ def git_revision(start: Path | None = None) -> str | None:
 
 def _cryptography_info() -> dict[str, Any]:
     try:
-        import cryptography
-        from cryptography.hazmat.backends.openssl.backend import backend
+        import cryptography  # reason: guarded: cryptography may be missing
+        from cryptography.hazmat.backends.openssl.backend import backend  # reason: guarded: cryptography may be missing
 
         return {"version": cryptography.__version__, "openssl": backend.openssl_version_text()}
     except Exception as exc:  # an optional library: record why it is missing

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .errors import InputError
 from .writes import atomic_write
 
 
@@ -13,8 +14,6 @@ def secperf_home() -> Path:
     env = os.environ.get("SECPERF_HOME")
     if env:
         if os.path.exists(env) and not os.path.isdir(env):
-            from .errors import InputError
-
             raise InputError(
                 f"SECPERF_HOME={env} is not a directory; point it at a directory (it holds the lab "
                 f"PKI, the token and the key cache) or unset it"
@@ -23,8 +22,6 @@ def secperf_home() -> Path:
             try:
                 os.makedirs(env, mode=0o700, exist_ok=True)
             except OSError as exc:
-                from .errors import InputError
-
                 raise InputError(
                     f"SECPERF_HOME={env} cannot be created ({exc.strerror or exc}); point it at a "
                     f"writable directory or unset it"
@@ -41,8 +38,6 @@ def private_dir(path: Path) -> Path:
         path.mkdir(parents=True, exist_ok=True)
         os.chmod(path, 0o700)
     except OSError as exc:  # where it lies is the user's choice (SECPERF_HOME, HOME, --out): bad input, exit 2
-        from .errors import InputError
-
         raise InputError(
             f"cannot create the private directory {path}: {exc.strerror or exc}; check SECPERF_HOME "
             f"(or HOME, or --out) points at a writable place"

@@ -30,8 +30,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from . import stats
 from .errors import InputError, ResultError
+from .files import read_text_input
 from .writes import owner_stamp
 
 SCHEMA = "secperf.result"
@@ -158,7 +161,6 @@ def validate(doc: object, where: str = "result") -> Result:
     """A JSON document (already parsed) as a Result, or a ResultError naming the first problem and
     where it is. The typed schema (core/result_schema.py) is the one check: every named field with
     its type and range, known kinds and statuses, unique series ids, timers with both boundaries."""
-    from pydantic import ValidationError
 
     if isinstance(doc, _Record):  # an object in memory: check it again as the file would be read
         doc = doc.model_dump(mode="python", by_alias=True, exclude_unset=True, warnings=False)
@@ -208,7 +210,6 @@ def declared_rows(rows: Mapping[str, Any], where: str = "series") -> dict[str, l
 def as_series(raw: Mapping[str, Any], where: str = "series") -> Series:
     """A series' JSON object (a cached row, a row a worker sent) validated into a Series: a
     ResultError naming the field."""
-    from pydantic import ValidationError
 
     try:
         return Series.model_validate(dict(raw))
@@ -250,7 +251,6 @@ def load(path: str | Path) -> Result:
     p = Path(path)
     if p.is_dir():
         p = p / "result.json"
-    from .files import read_text_input
 
     if not p.exists():
         raise ResultError(

@@ -71,7 +71,7 @@ def bootstrap_median_ci(
         raise StatsError(f"confidence must be between 0 and 1, got {confidence}")
     if resamples < 1:
         raise StatsError(f"resamples must be at least 1, got {resamples}")
-    from scipy import stats as _sp  # here, not at the top: importing scipy.stats costs ~1 s per command
+    from scipy import stats as _sp  # reason: importing scipy.stats costs ~1 s per command (start-up)
 
     if xs.size == 1 or np.ptp(xs) == 0:  # every resample has the same median: scipy calls that degenerate
         return float(xs[0]), float(xs[0])
@@ -109,7 +109,7 @@ def bootstrap_ratio_ci(
         raise StatsError("the denominator's samples must be positive")
     if resamples < 1:
         raise StatsError(f"resamples must be at least 1, got {resamples}")
-    from scipy import stats as _sp  # lazily, as in bootstrap_median_ci
+    from scipy import stats as _sp  # reason: scipy: ~1 s to import (start-up)
 
     # scipy resamples only samples of two or more values; a single value is its own median in every
     # resample, so it stays fixed and the ratio is bootstrapped over the other sample alone
@@ -171,7 +171,7 @@ def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
 
     Used by `secperf compare`. Returns 1.0 when the test cannot tell (all values tied).
     """
-    from scipy import stats as _sp  # lazily, as in bootstrap_median_ci
+    from scipy import stats as _sp  # reason: scipy: ~1 s to import (start-up)
 
     xa, xb = _checked(a), _checked(b)
     if np.ptp(np.concatenate([xa, xb])) == 0:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -101,7 +102,6 @@ TTY_MAJORS = {4, 5} | set(range(136, 144))  # virtual consoles, /dev/tty, pseudo
 def _check_special_output(p: Path, option: str, path: str | Path) -> None:
     """Of the files that are not regular, secperf writes only into /dev/null, a terminal, a FIFO or
     a socket: any other device (/dev/full, /dev/zero, a disk as root) is refused up front."""
-    import stat
 
     st = os.stat(p)
     if (
@@ -271,7 +271,6 @@ def created_runs() -> list[Path]:
 
 
 def _roots_file() -> Path:
-
     return secperf_home() / "result_roots"
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.errors import InputError
+from ..core.files import read_input
 
 # published operation -> (secperf operations whose cycles add up to it, bytes per call for bulk ones)
 BULK_BYTES = 1024
@@ -418,7 +419,6 @@ def parse(text: str, scheme: str | None = None) -> BoardLog:
 def read(path: str | Path, scheme: str | None = None) -> tuple[BoardLog, bytes]:
     """The log at `path` parsed, and its bytes (for the profile's source hash); BoardLogError when it
     cannot be read or has no line secperf can count."""
-    from ..core.files import read_input
 
     try:  # a regular file only (a FIFO would block forever), of a sane size
         data = read_input(path, "board log", f"LOG {path}")

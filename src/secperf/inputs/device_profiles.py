@@ -20,12 +20,15 @@ File layout (written by `save`, read by `load`):
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import InputError
+from ..core.paths import secperf_home
+from ..core.writes import atomic_write
 from . import core_profiles as D
 from .core_profiles import DEVICE_ALIASES, Core, shipped_cores
 
@@ -33,8 +36,6 @@ NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
 
 def profiles_dir() -> Path:
-    from ..core.paths import secperf_home
-
     return secperf_home() / "devices"
 
 
@@ -65,7 +66,6 @@ def check_name(name: str) -> str:
 
 def _q(v: Any) -> str:
     """A TOML value: strings quoted (JSON escapes are TOML's basic-string escapes), numbers as is."""
-    import json
 
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -87,7 +87,6 @@ def save(
     prefetch: bool | None = None,
 ) -> Path:
     """Write the profile (atomically) and return its path; the profile is checked by reading it back."""
-    from ..core.writes import atomic_write
 
     check_name(name)
     b = D.board_memory(D.shipped(base), icache, prefetch)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import sys
 import tomllib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -233,7 +234,6 @@ def resolve_device(name: str | None) -> str | None:
         new = DEVICE_ALIASES[name]
         if name not in _NOTED:
             _NOTED.add(name)
-            import sys
 
             print(
                 f"note: --device {name} is now the emulated core {new} (its client costs are counted on the "

@@ -22,7 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 from ..core.errors import InputError
+from ..core.files import parse_toml, read_text_input
 from .field_errors import Loc, describe
+from .vocabulary import note
 
 SCHEDULES = ("periodic", "events", "batch", "bulk")
 MODES = ("always-on", "per-message", "after-sleep")
@@ -195,7 +197,6 @@ class Stack(_Section):
         """A measure named twice is used once, with a note (two rows of one measure in the ranking)."""
         if v is None or len(set(v)) == len(v):
             return v
-        from .vocabulary import note
 
         note(
             f"[stack].measures: {', '.join(sorted({m for m in v if v.count(m) > 1}))} given more than once; "
@@ -320,10 +321,8 @@ def load_pattern(ref: str) -> Pattern:
                 f"--pattern {ref!r}: neither a built-in pattern ({', '.join(builtin_names())}, or "
                 f"'study' for all six) nor a readable TOML file"
             )
-        from ..core.files import read_text_input
 
         text, where = read_text_input(p, "pattern", f"--pattern {ref}"), str(p)
-    from ..core.files import parse_toml
 
     try:
         doc = parse_toml(text, where)

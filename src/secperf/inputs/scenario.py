@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
-from .algorithms import Row, SelectionError, select
-from .schema import validate_scenario
+from ..core.files import parse_toml, read_text_input
+from . import netspec as NS
+from .algorithms import Row, SelectionError, for_libraries, parse_libraries, select
+from .schema import WhatifSection, validate_scenario
+from .se_profiles import load_profiles
 
 if TYPE_CHECKING:
     from .se_profiles import Profile
@@ -31,8 +35,6 @@ def builtin_names() -> list[str]:
 def load(name_or_path: str) -> ScenarioDoc:
     p = Path(name_or_path)
     if p.suffix == ".toml" or p.exists():
-        from ..core.files import read_text_input
-
         try:
             text = read_text_input(p, "scenario", f"scenario {name_or_path}")
         except InputError as exc:
@@ -45,7 +47,6 @@ def load(name_or_path: str) -> ScenarioDoc:
                 f"(or pass a path to a .toml file)"
             )
         text = res.read_text(encoding="utf-8")
-    from ..core.files import parse_toml
 
     try:
         doc = parse_toml(text, f"scenario {name_or_path}")
@@ -90,13 +91,10 @@ def crypto_rows(scn: ScenarioDoc, strength: int | None = None) -> list[Row]:
     if msg is not None:  # the signed message of signature rows (S5 signed 3 bytes); bulk rows keep their sizes
         if not isinstance(msg, int) or msg < 1:
             raise ScenarioError(f"scenario {scn.get('name', '?')}: [crypto] message_bytes must be a whole number >= 1")
-        from dataclasses import replace
 
         rows = [r if r.alg.bulk else replace(r, size_bytes=msg) for r in rows]
     libs = scn["crypto"].get("libraries")
     if libs:
-        from .algorithms import for_libraries, parse_libraries
-
         try:
             rows = for_libraries(rows, parse_libraries(libs))
         except SelectionError as exc:
@@ -117,7 +115,6 @@ def check_keys(scn: ScenarioDoc, section: str, allowed: set[str]) -> None:
 def networks_setting(scn: ScenarioDoc, section: str) -> list[str]:
     """`networks = [...]` of a [handshake], [jwt] or [connect] section: --network values (profiles, specs, sweeps,
     comma lists), expanded and checked; a bad one names its section and field. Default: loopback."""
-    from . import netspec as NS
 
     raw = scn.get(section, {}).get("networks", ["loopback"])
     if isinstance(raw, str):
@@ -152,8 +149,6 @@ def signer_settings(
             f"allowed: {', '.join(sorted(allowed))}"
         )
     if known is None:
-        from .se_profiles import load_profiles
-
         known = load_profiles()
     for pr in sec.get("profiles", []):
         if pr not in known:
@@ -227,7 +222,6 @@ def whatif_settings(scn: ScenarioDoc) -> dict[str, Any] | None:
     sec = scn.get("whatif")
     if not sec:
         return None
-    from .schema import WhatifSection
 
     w = WhatifSection.model_validate(sec)
     return {

@@ -43,6 +43,7 @@ from typing import Any, overload
 import numpy as np
 
 from ..core.errors import InputError
+from ..core.files import parse_toml, read_text_input
 
 SHIM_ENV = "SECPERF_SE_PROFILE"  # env var the shim reads at C_Initialize: path of the config file
 WAIT_MODES = ("sleep", "busy")  # busy: spin (a CPU-bound 1998 card driver without interrupts)
@@ -200,7 +201,7 @@ class Dist:
         """The body as a frozen scipy.stats distribution: a point mass for ``fixed`` (and a spread of
         0), ``truncnorm`` on [0, inf) for ``normal``, ``lognorm`` for ``lognormal``, the samples'
         frequencies for ``empirical``."""
-        from scipy import stats as sps  # lazily: scipy.stats takes ~1 s to import, loading profiles must not
+        from scipy import stats as sps  # reason: scipy.stats takes ~1 s to import, loading profiles must not
 
         k, p = self.kind, self.params
         if k == "fixed" or (k in ("normal", "lognormal") and p[1] == 0):
@@ -491,7 +492,6 @@ def load_profiles(path: str | Path | None = None) -> dict[str, Profile]:
         text = resources.files("secperf.data").joinpath("secure_elements.toml").read_text(encoding="utf-8")
     else:
         origin = str(path)
-        from ..core.files import read_text_input
 
         try:
             text = read_text_input(path, "profiles", f"cannot read secure-element profiles {path}")
@@ -499,7 +499,6 @@ def load_profiles(path: str | Path | None = None) -> dict[str, Profile]:
             raise
         except Exception as exc:  # InputError: said as a profile error
             raise ProfileError(str(exc)) from None
-    from ..core.files import parse_toml
 
     try:
         doc = parse_toml(text, origin)

@@ -131,7 +131,7 @@ def ks_distance(
     on both sides of the jump, because kstest assumes a continuous CDF and would report a perfect
     match of a fixed delay as distance 1. With ``n_ref``: two-sample (scipy.stats.ks_2samp) against
     ``n_ref`` delays simulated with ``seed``."""
-    from scipy import stats as sps
+    from scipy import stats as sps  # reason: scipy: ~1 s to import (start-up)
 
     xs = np.sort(np.asarray([float(v) for v in samples]))
     if xs.size == 0:
@@ -149,7 +149,7 @@ def ks_distance(
 
 def ks_two_sample(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
     """Two-sample KS distance (scipy.stats.ks_2samp; exact with ties)."""
-    from scipy import stats as sps
+    from scipy import stats as sps  # reason: scipy: ~1 s to import (start-up)
 
     if len(a) == 0 or len(b) == 0:
         raise ProfileError("ks_two_sample needs two non-empty samples")

@@ -44,8 +44,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
 from ..core.errors import InputError
+from ..core.files import parse_toml, read_text_input
+from . import devices as D
+from . import netspec as NS
+from . import patterns as PS
+from . import se_profiles as SE
 from . import vocabulary as V
+from .core_profiles import DEVICE_ALIASES
 from .field_errors import Loc, describe
+from .patterns import ENERGY_UNITS, TIME_UNITS, parse_quantity
 
 if TYPE_CHECKING:  # read lazily: a system file without [pattern] never loads the pattern schema
     from .devices import DeviceChoice
@@ -282,9 +289,6 @@ def _check_names(s: System, where: str) -> System:
 def _resolve_names(s: System, where: str) -> _Resolved:
     """_check_names, keeping what the checks resolved: the link's NetSpec, the key's profile and the
     device (inputs.devices.choose_device: a cost table, else a core), each looked up once here."""
-    from . import devices as D
-    from . import netspec as NS
-    from .core_profiles import DEVICE_ALIASES
 
     problems: list[str] = []
     cores = list(D.cores())
@@ -315,8 +319,6 @@ def _resolve_names(s: System, where: str) -> _Resolved:
     link: NetSpec | None = None
     try:
         if s.security.key.strip().startswith("se:"):  # the catalogue read once: checked and resolved
-            from . import se_profiles as SE
-
             profiles = SE.load_profiles()
             V.key(s.security.key, "[security].key", profiles)
             key_profile = profiles[s.security.key.strip().split(":")[1]]
@@ -348,8 +350,6 @@ def _resolve_names(s: System, where: str) -> _Resolved:
         )
     b = s.budgets
     if b is not None:
-        from .patterns import ENERGY_UNITS, TIME_UNITS, parse_quantity
-
         for k, units, what in (
             ("latency", TIME_UNITS, "time"),
             ("determinism", TIME_UNITS, "time"),
@@ -397,7 +397,6 @@ def _validated(raw: Mapping[str, Any], where: str) -> _Resolved:
 
 def load_system(path: str | Path, where: str | None = None) -> LoadedSystem:
     """A system file read with the input bounds and validated; InputError naming the key path."""
-    from ..core.files import parse_toml, read_text_input
 
     where = where or f"--system {path}"
     text = read_text_input(path, "system", where)
@@ -426,8 +425,6 @@ def pattern_doc(ls: LoadedSystem) -> dict[str, Any]:
 
 
 def _pattern_doc(s: System, where: str) -> dict[str, Any]:
-    from . import patterns as PS
-
     ps = s.pattern
     if ps is None:
         raise InputError(
@@ -440,7 +437,6 @@ def _pattern_doc(s: System, where: str) -> dict[str, Any]:
             raise InputError(
                 f"{where}: [pattern].use: unknown pattern {ps.use!r}; built-in: {', '.join(PS.builtin_names())}"
             )
-        from ..core.files import parse_toml
 
         doc = parse_toml(PS._builtin_text(ps.use), f"pattern {ps.use}")
     base_stack = doc.get("stack", {})
@@ -494,8 +490,6 @@ def pattern(ls: LoadedSystem) -> Pattern:
 
 
 def _pattern(s: System, where: str) -> Pattern:
-    from . import patterns as PS
-
     return PS.validate_pattern(_pattern_doc(s, where), f"{where} [pattern]")
 
 

@@ -25,25 +25,8 @@ import sys
 from collections.abc import Collection
 
 from ..core.errors import InputError
-
-# the what-if's protocols and the handshakes each models (model/flights/ builds them; a system
-# file and the what-if's options are checked against this one table)
-HANDSHAKES = {
-    "tls1.3": ("full", "hrr", "resumed", "psk", "psk-dhe", "0rtt"),
-    "tls1.2": ("full", "resumed", "psk"),
-    "dtls1.2": ("full", "nocookie", "resumed", "psk"),
-    "https": ("full", "resumed", "psk", "psk-dhe", "0rtt"),
-    "mqtt": ("full", "resumed", "psk", "psk-dhe"),
-    "coap": ("full", "nocookie", "resumed", "psk"),
-    "openvpn": ("full",),
-    "jwt": ("fresh", "cached"),
-    # EDHOC + OSCORE (model/flights/edhoc.py): m<METHOD>-<CREDENTIAL>[-combined]
-    "edhoc": tuple(
-        f"m{m}-{c}{x}" for m in (3, 0, 1, 2) for c in ("kid", "value", "x5t", "x5chain") for x in ("", "-combined")
-    ),
-    "quic": ("full", "resumed", "0rtt", "psk"),  # model/flights/quic.py
-    "dtls1.3": ("full", "resumed", "full-cid", "resumed-cid"),  # model/flights/dtls13.py
-}
+from . import se_profiles as SE
+from .handshakes import HANDSHAKES as HANDSHAKES  # the table lives apart: the parser reads it without the catalogue
 
 # old or foreign spellings of a key-exchange group -> the group's name
 GROUP_ALIASES = {
@@ -110,8 +93,6 @@ def key(value: str, opt: str = "--key", profiles: Collection[str] | None = None)
     ):
         raise InputError(f"{opt}: {value!r}: write se:PROFILE for a warm key (session kept) or se:PROFILE:cold")
     if profiles is None:
-        from . import se_profiles as SE
-
         profiles = SE.load_profiles()
     if parts[1] not in profiles:
         raise InputError(f"{opt}: unknown secure-element profile {parts[1]!r}; known: {', '.join(profiles)}")

@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cryptography.hazmat.primitives import serialization
+
 from .pki import CertSet
 from .services import Service, ServiceError, await_listening, drain_queue
 
@@ -56,7 +58,6 @@ def java_exe() -> str:
 
 def pkcs8_pem(key_path: Path) -> bytes:
     """The lab's PEM key as unencrypted PKCS#8 (what the Java side reads)."""
-    from cryptography.hazmat.primitives import serialization
 
     key = serialization.load_pem_private_key(Path(key_path).read_bytes(), None)
     return key.private_bytes(

@@ -7,14 +7,16 @@ port, is checked for readiness before any timing, keeps its log there and is sto
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import socket
+import ssl
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import InputError
-from ..core.paths import write_private
+from ..core.paths import private_dir, secperf_home, write_private
 from ..core.wait import wait_until
 from .pki import CertSet
 from .services import LOOPBACK, Service, ServiceError, SocketFactory, free_port, wait_tcp
@@ -154,7 +156,6 @@ def tls_answers(
 ) -> bool:
     """True once a TLS server on the loopback port sends its first flight (the handshake may then
     fail for want of a client certificate: that still proves its certificate and key loaded)."""
-    import ssl
 
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
@@ -182,8 +183,6 @@ def tls_answers(
 
 
 def _current_user() -> str:
-    import pwd
-
     return pwd.getpwuid(os.getuid()).pw_name
 
 
@@ -240,7 +239,6 @@ class CoapServer(Service):
 
     def _psk_match_file(self) -> Path:
         """libcoap's identity match file (hint,identity,key), 0600 in a private directory."""
-        from ..core.paths import private_dir, secperf_home, write_private
 
         assert self.psk is not None  # only called with a PSK
         base = self.workdir if self.workdir is not None else secperf_home() / "psk"

@@ -4,7 +4,9 @@ namespaces a rootless link needs, the relay; `check()` names what is missing and
 from __future__ import annotations
 
 import errno
+import grp
 import os
+import pwd
 import shutil
 import stat
 import subprocess
@@ -112,10 +114,7 @@ def _tun_access_fix(path: str, st: os.stat_result) -> str:
 def _name(id_: int, db: str) -> str:
     try:
         if db == "pw":
-            import pwd
-
             return pwd.getpwuid(id_).pw_name
-        import grp
 
         return grp.getgrgid(id_).gr_name
     except KeyError:

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from . import registry
 from .netns_check import LinkError
 from .netns_owners import ip, kill_pids, namespace_pids
+from .netns_socket import netns_socket
 from .services import Service
 
 _S = TypeVar("_S", bound=Service)
@@ -108,7 +109,6 @@ class Fabric:
 
     def place(self, service: _S, member: str) -> _S:
         """A lab service (lab/services.py) run inside a member's namespace, bound to its address."""
-        from .netns_socket import netns_socket
 
         ns = self.ns(member)
         return service.place(

@@ -19,6 +19,9 @@ import base64
 import time
 from pathlib import Path
 
+from ..core.errors import MeasurementError
+from ..core.paths import private_dir, secperf_home, write_private
+
 SUITES = {
     "TLS_AES_128_GCM_SHA256": b"\x13\x01",
     "TLS_AES_256_GCM_SHA384": b"\x13\x02",
@@ -41,8 +44,6 @@ def _int(v: int) -> bytes:
 def session_pem(key: bytes, suite: str = "TLS_AES_128_GCM_SHA256", now: int | None = None) -> bytes:
     """The PEM SSL_SESSION that `s_server -psk_session` reads as the external PSK `key`."""
     if not 1 <= len(key) <= 64:
-        from ..core.errors import MeasurementError
-
         raise MeasurementError(f"a PSK of {len(key)} bytes: 1 to 64 here")
     body = (
         _int(1)
@@ -62,7 +63,6 @@ def session_pem(key: bytes, suite: str = "TLS_AES_128_GCM_SHA256", now: int | No
 
 def write_session(directory: Path, key: bytes, suite: str = "TLS_AES_128_GCM_SHA256") -> Path:
     """The session file (0600, in a private directory under `directory`); its path."""
-    from ..core.paths import private_dir, write_private
 
     path = private_dir(Path(directory) / "psk") / "psk-session.pem"
     write_private(path, session_pem(key, suite))
@@ -72,7 +72,6 @@ def write_session(directory: Path, key: bytes, suite: str = "TLS_AES_128_GCM_SHA
 def hex_file(name: str, key: bytes) -> Path:
     """`key` as hex in a 0600 file of a private directory under SECPERF_HOME (the probe's --psk-file):
     a PSK reaches secperf's own clients and servers through a file, never their command lines."""
-    from ..core.paths import private_dir, secperf_home, write_private
 
     path = private_dir(secperf_home() / "psk") / f"{name}.hex"
     text = key.hex().encode() + b"\n"

@@ -15,6 +15,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import IO, Any, Self, TypeVar
@@ -22,7 +23,7 @@ from typing import IO, Any, Self, TypeVar
 from ..core.errors import MeasurementError
 from ..core.jsonlines import parse_line
 from ..core.native import find_probe
-from ..core.paths import private_dir
+from ..core.paths import private_dir, write_private
 from . import registry
 from .pki import CertSet
 from .processes import (
@@ -35,6 +36,7 @@ from .processes import (
     wait_tcp,
     watch_stdout,
 )
+from .psk_session import write_session
 
 # the child-process helpers moved to lab/processes.py stay importable from here, as callers import them
 __all__ = [
@@ -164,7 +166,6 @@ class Service:
     def write_secret(self, path: Path, data: bytes) -> Path:
         """A key file for this service (0600), listed in the run registry and removed at stop(), or
         after a kill by the watchdog or `secperf clean`: never left in a results directory."""
-        from ..core.paths import write_private
 
         write_private(path, data)
         registry.track_secret(path)
@@ -304,7 +305,6 @@ class SServer(Service):
                 "command line (-psk), where every user could read it: that PSK row needs a server "
                 "that reads a key file"
             )
-        from .psk_session import write_session
 
         identity, key = self.psk
         return ["-psk_session", str(write_session(self.workdir, key)), "-psk_identity", identity]
@@ -447,8 +447,6 @@ class JwtServer(Service):
         self.certs, self.pubkeys = certs, list(pubkeys)
 
     def start(self) -> JwtServer:
-        import sys
-
         argv = [
             sys.executable,
             "-m",

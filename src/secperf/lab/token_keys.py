@@ -52,7 +52,7 @@ def _unwrap_octet_string(b: bytes) -> bytes:
 
 def public_key_of(pub: Any, spec: KeySpec) -> ec.EllipticCurvePublicKey | rsa.RSAPublicKey:
     """The public half of a token key (``pub``: a python-pkcs11 public key object, untyped)."""
-    from pkcs11 import Attribute
+    from pkcs11 import Attribute  # reason: guarded: python-pkcs11 may be missing
 
     if spec.curve:
         point = _unwrap_octet_string(bytes(pub[Attribute.EC_POINT]))

@@ -36,7 +36,7 @@ ACTIVE_CONF: dict[str, str | None] = {}  # module path -> SOFTHSM2_CONF it was i
 
 def pkcs11_package() -> ModuleType:
     try:
-        import pkcs11
+        import pkcs11  # reason: guarded: python-pkcs11 may be missing
     except ImportError:
         raise TokenError(
             "the Python package python-pkcs11 is not installed: run scripts/bootstrap "

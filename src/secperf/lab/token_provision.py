@@ -8,9 +8,12 @@ import fcntl
 import hashlib
 import json
 import os
+import pty
 import secrets
+import select
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -42,9 +45,6 @@ def init_token(util: str, label: str, so_pin: str, user_pin: str, env: dict[str,
     """`softhsm2-util --init-token` with the PINs typed at its prompts on a pseudo-terminal (it reads them
     from a terminal only): its --so-pin and --pin would put them on the process list, which every user
     reads (/proc/PID/cmdline). Its exit code and what it printed; TimeoutExpired past the time-out."""
-    import pty
-    import select
-    import time
 
     answers = [so_pin, so_pin, user_pin, user_pin]  # each PIN, then again to confirm
     master, slave = pty.openpty()
@@ -207,7 +207,12 @@ class Provisioning(TokenLayout):
             raise TokenError(f"softhsm2-util --init-token failed (exit {code}): {msg[-400:]}")
 
         pkcs11 = pkcs11_package()
-        from pkcs11 import Attribute, CertificateType, KeyType, ObjectClass
+        from pkcs11 import (  # reason: guarded: python-pkcs11 may be missing
+            Attribute,
+            CertificateType,
+            KeyType,
+            ObjectClass,
+        )
 
         lib = lib_for(module, d / "softhsm2.conf")
         try:

@@ -70,7 +70,7 @@ class InProcess(TokenLayout):
 
     def _object(self, session: Any, label: str, cls: str) -> Any:
         spec = self._spec(label)
-        from pkcs11 import Attribute, ObjectClass
+        from pkcs11 import Attribute, ObjectClass  # reason: guarded: python-pkcs11 may be missing
 
         found = list(session.get_objects({Attribute.CLASS: getattr(ObjectClass, cls), Attribute.LABEL: label}))
         if not found:
@@ -88,7 +88,7 @@ class InProcess(TokenLayout):
     def public_key(self, label: str) -> ec.EllipticCurvePublicKey | rsa.RSAPublicKey:
         """The key's public half read from the token itself (a cryptography public key)."""
         spec = self._spec(label)
-        from pkcs11 import Attribute, ObjectClass
+        from pkcs11 import Attribute, ObjectClass  # reason: guarded: python-pkcs11 may be missing
 
         with self.login() as s:
             found = list(s.get_objects({Attribute.CLASS: ObjectClass.PUBLIC_KEY, Attribute.LABEL: label}))
@@ -108,8 +108,8 @@ class InProcess(TokenLayout):
         DER-encoded result) or RSA PKCS#1 v1.5 with SHA-256 (CKM_SHA256_RSA_PKCS). The result
         verifies with cryptography against the key's certificate."""
         spec = self._spec(label)
-        from pkcs11 import Mechanism
-        from pkcs11.util.ec import encode_ecdsa_signature
+        from pkcs11 import Mechanism  # reason: guarded: python-pkcs11 may be missing
+        from pkcs11.util.ec import encode_ecdsa_signature  # reason: guarded: python-pkcs11 may be missing
 
         with contextlib.ExitStack() as stack:
             s = session if session is not None else stack.enter_context(self.login())

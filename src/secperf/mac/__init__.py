@@ -14,6 +14,7 @@ import ctypes
 from functools import lru_cache
 
 from ..core.errors import InputError
+from ..core.native import find_native
 
 LIB_NAME = "libsecperf_mac.so"
 KEY_BYTES = 16
@@ -37,8 +38,6 @@ class _Ctx(ctypes.Structure):
 
 @lru_cache(maxsize=1)
 def _lib() -> ctypes.CDLL:
-    from ..core.native import find_native
-
     lib = ctypes.CDLL(str(find_native(LIB_NAME, "lib", "SECPERF_MAC_LIB", "native/mac")))
     u8p, sz = ctypes.c_char_p, ctypes.c_size_t
     lib.chaskey_mac.argtypes = [ctypes.c_void_p, sz, u8p, sz, u8p, ctypes.c_uint]

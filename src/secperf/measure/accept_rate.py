@@ -15,6 +15,7 @@ they are reset (SO_LINGER 0) after each round. The median of the rounds is the f
 
 from __future__ import annotations
 
+import os
 import socket
 import statistics
 import struct
@@ -35,7 +36,6 @@ def _listeners(family: int) -> list[tuple[int, int]]:
     """(local port, accept queue length) of every listening TCP socket of `family`, from the kernel's
     sock_diag netlink interface (inet_diag: a listener's rqueue is its accept queue). Reading
     /proc/net/tcp instead walks every socket of the host: 50 ms on a busy one, slower than the drain."""
-    import os
 
     with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 4) as nl:  # NETLINK_SOCK_DIAG
         req = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, 1 << _TCP_LISTEN) + bytes(48)

@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..lab import reaper, registry
+
 STAMP = ".secperf-build-complete"
 _TMP = re.compile(r"^\.(?P<name>.+)\.tmp-(?P<pid>\d+)-(?P<ticks>\d+)$")
 
@@ -38,8 +40,6 @@ def is_complete(d: Path) -> bool:
 
 
 def _ticks(pid: int) -> int | None:
-    from ..lab import reaper
-
     return reaper.start_ticks(pid)
 
 
@@ -113,7 +113,6 @@ def publish(tmp: Path, final: Path, paths: dict[Path, Path] | None = None) -> No
 def run_group(argv: list[str], what: str, timeout: float, cwd: Path | None = None) -> subprocess.CompletedProcess[Any]:
     """registry.run for a build: the command leads a process group of its own (make's compilers are
     in it), and the whole group is killed on a time-out or an error, not make alone."""
-    from ..lab import registry
 
     proc = registry.spawn(
         argv, what, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, start_new_session=True

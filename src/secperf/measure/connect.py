@@ -29,12 +29,14 @@ connect_coap); OpenVPN through secperf.measure.vpn. This module runs the rows.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core import result as R
 from ..core.paths import private_dir
 from ..core.result_schema import Result, Series
+from ..lab.netns import LinkPerNetwork
 from ..lab.pki import LabPKI
 from .connect_californium import measure_californium
 from .connect_config import (
@@ -64,10 +66,12 @@ from .connect_mqtt import engine_key_dir
 from .connect_probe import COLD_START, cold_phases, measure_probe, probe_client_args
 from .connect_series import PHASES, new_series, phase_medians, probe_phases, slug
 from .connect_servers import Dial, dial_for, finish_series, kill_later, server_for, start_server
+from .signer import SignerParams, run_jwt
+from .vpn import measure_vpn
 
 if TYPE_CHECKING:
     from ..core.store import Run
-    from ..lab.netns import Link, LinkPerNetwork
+    from ..lab.netns import Link
     from . import Progress
 
 __all__ = [
@@ -130,7 +134,6 @@ def _measure_vpn(cfg: ConnectConfig, p: ConnectParams, link: Link | None = None)
     """OpenVPN in server mode inside namespaces secperf creates (secperf.measure.vpn), or inside the
     emulated `link`'s namespaces; a set-up problem (not root, no openvpn) is a failed series with the
     reason, not an exception."""
-    from .vpn import measure_vpn
 
     workdir = private_dir((p.workdir or Path(".")) / slug(cfg.series_id))
     try:
@@ -165,11 +168,8 @@ def run_connect(
     if p.workdir is None and run is not None:
         p.workdir = private_dir(run.dir / "connect")
     elif p.workdir is None:
-        import tempfile
-
         p.workdir = Path(tempfile.mkdtemp(prefix="secperf-connect-"))
     jwt_done = False
-    from ..lab.netns import LinkPerNetwork
 
     with LinkPerNetwork(p.seed, p.links) as links:  # configurations over one network share one emulated link
         for i, cfg in enumerate(configs):
@@ -197,8 +197,6 @@ def run_connect(
 def _run_jwt_rows(
     configs: list[ConnectConfig], p: ConnectParams, doc: Result, run: Run | None, links: LinkPerNetwork
 ) -> None:
-    from .signer import SignerParams, run_jwt
-
     jwt = [c for c in configs if c.client == "jwt-client"]
     profiles = [p.profiles[name] for name in sorted({c.profile for c in jwt if c.profile})]
     networks = list(dict.fromkeys(c.network for c in jwt))  # over the same links as the other rows

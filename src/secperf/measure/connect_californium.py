@@ -14,6 +14,7 @@ from ..core.jsonlines import parse_lines
 from ..core.paths import write_private
 from ..core.result_schema import ConnectDerived, LinkedDerived, Result, Series
 from ..lab import registry
+from ..lab.californium import CID_LENGTH, CaliforniumServer, find_jar, java_exe, pkcs8_pem, sunpkcs11_config
 from ..lab.pki import LabPKI
 from ..lab.services import ServiceError
 from .connect_config import CF_WARMUP, ConnectConfig, ConnectParams
@@ -55,7 +56,6 @@ def measure_californium(
         return R.finalize_series(s)
     km, server = ready
     dial = dial_for(link, p)
-    from ..lab.californium import CID_LENGTH, CaliforniumServer, find_jar, java_exe, pkcs8_pem, sunpkcs11_config
 
     warmup = max(p.warmup, CF_WARMUP)
     s.labels["warmup"] = warmup

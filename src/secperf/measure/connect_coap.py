@@ -6,9 +6,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding
+
 from ..core import result as R
-from ..core.paths import private_dir
+from ..core.paths import private_dir, secperf_home, write_private
 from ..core.result_schema import Series
+from ..lab.iot_services import PSK_DECOY
 from ..lab.pki import CertSet
 from .connect_config import COAP_PSK, COAP_PSK_IDENTITY, ConnectConfig, ConnectError, ConnectParams
 from .connect_keys import KeyMaterial
@@ -28,8 +32,6 @@ def coap_client_run(
     if cfg.security == "psk":
         # the key through libcoap's hint match file (0600: hint,identity,key), never the command line;
         # -k holds a decoy libcoap requires (a server with another hint gets it and fails the handshake)
-        from ..core.paths import secperf_home, write_private
-        from ..lab.iot_services import PSK_DECOY
 
         match = private_dir(secperf_home() / "psk" / "coap-client") / "match_hint"
         write_private(match, f"secperf,{COAP_PSK_IDENTITY},{COAP_PSK.decode()}\n".encode())
@@ -87,8 +89,5 @@ def coap_client_run(
 
 
 def _der(pem: Path, out: Path) -> Path:
-    from cryptography import x509
-    from cryptography.hazmat.primitives.serialization import Encoding
-
     out.write_bytes(x509.load_pem_x509_certificate(Path(pem).read_bytes()).public_bytes(Encoding.DER))
     return out

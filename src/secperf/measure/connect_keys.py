@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.paths import private_dir, write_private
 from ..lab.pki import LabPKI
-from ..lab.token import openssl_engine_conf
+from ..lab.token import LabToken, openssl_engine_conf
 from .connect_config import WEAK_RSA_KEY, WEAK_RSA_SECLEVEL, ConnectConfig, ConnectError
 from .probe import find_shim
+from .signer import key_type_for, read_log, shim_env
+from .vpn import run_seed
 
 if TYPE_CHECKING:
     from ..inputs.se_profiles import Profile
-    from ..lab.token import LabToken
 
 
 class KeyMaterial:
@@ -48,8 +49,6 @@ class KeyMaterial:
             cs = pki.client(cfg.key_type)
             self.cert, self.key, self.uri = cs.cert, cs.key, None
             return
-        from ..lab.token import LabToken
-        from .signer import key_type_for, shim_env
 
         name = cfg.profile
         if name is None:
@@ -77,8 +76,6 @@ class KeyMaterial:
     def run_env(self, i: int, seed: int) -> tuple[dict[str, str], Path]:
         """A client process of its own for connection `i` (cold key session): the shim loaded afresh
         with a seed per run (one seed for all would draw the same delays each time) and its own log."""
-        from .signer import shim_env
-        from .vpn import run_seed
 
         if self.token is None or self.profile is None or self.shim_dir is None:
             raise ConnectError(f"{self.cfg.key_source}: a client process of its own per connection needs a token key")
@@ -99,6 +96,4 @@ class KeyMaterial:
         return ["--cert", str(self.cert), "--key", self.uri or str(self.key)]
 
     def calls(self) -> list[dict[str, Any]]:
-        from .signer import read_log
-
         return read_log(self.shim_log) if self.shim_log else []

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -122,7 +123,6 @@ def engine_key_dir(km: KeyMaterial) -> tuple[Path, str]:
     `user.pin`, a link to the token's 0600 PIN file -- and an empty file of that very name sits in a
     0700 directory the client runs in: the file check passes, and libp11 gets the URI (and reads
     the PIN from its file, never from argv)."""
-    import tempfile
 
     # outside the run directory: an archive of results/ (tar -h, zip) would copy the PIN through the link
     d = Path(tempfile.mkdtemp(prefix="secperf-engine-key-"))  # 0700
@@ -142,7 +142,7 @@ def paho_run(
     """paho-mqtt in a worker process (secperf.measure.paho_client) making all connections, under the
     link's device-namespace prefix over an emulated link (why a process: see that module)."""
     try:
-        import paho.mqtt.client  # noqa: F401 - the worker runs with this interpreter
+        import paho.mqtt.client  # noqa: F401 - the worker runs with this interpreter  # reason: guarded: paho-mqtt may be missing
     except ImportError:
         R.add_failure(s, "paho-mqtt is not installed: run scripts/bootstrap")
         return None

@@ -4,11 +4,13 @@ connection."""
 
 from __future__ import annotations
 
+from dataclasses import replace as _replace
 from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
 from ..core.result_schema import ConnectDerived, LinkedDerived, Result, Series
 from ..lab.pki import LabPKI
+from ..lab.psk_session import hex_file  # the key in a 0600 file, never on the command line
 from ..lab.services import LOOPBACK
 from .connect_config import CF_WARMUP, COAP_PSK, COAP_PSK_IDENTITY, USABLE, ConnectConfig, ConnectParams
 from .connect_keys import KeyMaterial
@@ -16,6 +18,8 @@ from .connect_series import derive_series, new_series, probe_phases
 from .connect_servers import Dial, dial_for, finish_series, port_of, start_server
 from .handshake import record_client_run, run_client
 from .link_counts import link_counters
+from .signer import read_log
+from .target import request_bytes
 
 if TYPE_CHECKING:
     from ..lab.netns import Link
@@ -40,8 +44,6 @@ def probe_client_args(
     if cfg.protocol == "coap":
         a += ["--proto", "dtls", "--tls", "1.2", "--app", "coap", "--dtls-cookie"]
         if cfg.security == "psk":
-            from ..lab.psk_session import hex_file  # the key in a 0600 file, never on the command line
-
             a += [
                 "--psk-identity",
                 COAP_PSK_IDENTITY,
@@ -60,8 +62,6 @@ def probe_client_args(
             a += ["--groups", "x25519:P-256"]
         a += ["--mode", "resume-ticket" if cfg.handshake == "resumed" else "full"]
         if cfg.protocol == "https":
-            from .target import request_bytes
-
             a += ["--request-bytes", str(request_bytes(40, t.sni if t is not None else "localhost"))]
     if t is not None and cfg.key_source == "software":  # the user's client certificate, if any
         return a + (["--cert", str(t.client_cert), "--key", str(t.client_key)] if t.client_cert else [])
@@ -85,8 +85,6 @@ def measure_probe(
     km, server = ready
     dial = dial_for(link, p)
     if cfg.coap_server == "californium" and p.warmup < CF_WARMUP:
-        from dataclasses import replace as _replace
-
         p = _replace(p, warmup=CF_WARMUP)  # a JVM server: warm its hot paths first (the series says so)
         s.labels["warmup"] = CF_WARMUP
     try:
@@ -183,7 +181,6 @@ def _cold_runs(
     for i in range(p.warmup + p.n):
         env, log = km.run_env(i, p.seed)
         m, got, e = run_client(args, dial.timeout_ms / 1000.0 * 3 + 30, prefix=list(dial.prefix), env=env)
-        from .signer import read_log
 
         mine = read_log(log)
         meta = meta or m

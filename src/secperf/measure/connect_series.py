@@ -11,6 +11,7 @@ from ..core import result as R
 from ..core import stats
 from ..core.result_schema import ConnectDerived, Series
 from .connect_config import RESUMPTION_REFUSED, ConnectConfig
+from .signer import per_call_breakdown
 
 if TYPE_CHECKING:
     from .connect_keys import KeyMaterial
@@ -82,7 +83,6 @@ def new_series(cfg: ConnectConfig, timer_start: str, timer_end: str, clock: str)
 
 
 def se_breakdown(samples: list[dict[str, Any]], calls: list[dict[str, Any]]) -> dict[str, Any]:
-    from .signer import per_call_breakdown
 
     # a cold connection starts at its process's C_OpenSession (see cold_phases)
     iters = [

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING
 from ..core import result as R
 from ..core.paths import private_dir, write_private
 from ..core.result_schema import Series
+from ..lab.californium import CaliforniumServer
+from ..lab.iot_services import CoapServer, Mosquitto
 from ..lab.pki import LabPKI
-from ..lab.services import LOOPBACK, Nginx, ServiceError
+from ..lab.services import LOOPBACK, Nginx, RemoteServer, ServiceError
 from ..lab.token import openssl_seclevel_conf
 from .connect_config import COAP_PSK, OVER_US, ConnectConfig, ConnectError, ConnectParams
 from .connect_keys import KeyMaterial
@@ -27,8 +29,6 @@ if TYPE_CHECKING:
 
 
 def server_for(cfg: ConnectConfig, pki: LabPKI, workdir: Path, port: int | None = None) -> Service:
-    from ..lab.iot_services import CoapServer, Mosquitto
-
     certs = pki.server(cfg.server_cert, 1)
     client_ca = pki.client(cfg.key_type).ca
     if cfg.protocol == "https":
@@ -37,8 +37,6 @@ def server_for(cfg: ConnectConfig, pki: LabPKI, workdir: Path, port: int | None 
         return Mosquitto(certs, client_ca, nodelay=cfg.nodelay, workdir=workdir, port=port)
     if cfg.protocol == "coap":
         if cfg.coap_server == "californium":
-            from ..lab.californium import CaliforniumServer
-
             return CaliforniumServer(certs, client_ca, workdir=workdir)
         if cfg.security == "psk":
             return CoapServer(psk=COAP_PSK, workdir=workdir, port=port)
@@ -97,8 +95,6 @@ def start_server(
         return None
     try:
         if p.target is not None:
-            from ..lab.services import RemoteServer
-
             server: Service = RemoteServer(
                 p.target.addr, p.target.port, "dtls" if cfg.protocol == "coap" else "tls", workdir / "server"
             )

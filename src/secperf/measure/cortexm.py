@@ -32,10 +32,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cryptography.hazmat.primitives.ciphers import algorithms
+from cryptography.hazmat.primitives.cmac import CMAC
+
+from ..core import result as R
 from ..core.errors import InputError, SetupError
 from ..core.native import shipped_sources
 from ..core.result_schema import CortexmDerived, Series
 from ..lab import registry
+from ..mac import chaskey
 
 SIZES = (8, 16, 64, 256, 1024)
 MACS = ("chaskey", "chaskey-12", "aes-128-cmac", "hmac-sha256")
@@ -216,13 +221,8 @@ def host_tag(mac: str, data: bytes) -> bytes:
     """The tag a host implementation gives for the firmware's key and message."""
     key = bytes(range(32))
     if mac in ("chaskey", "chaskey-12"):
-        from ..mac import chaskey
-
         return chaskey(key[:16], data, rounds=8 if mac == "chaskey" else 12)
     if mac == "aes-128-cmac":
-        from cryptography.hazmat.primitives.ciphers import algorithms
-        from cryptography.hazmat.primitives.cmac import CMAC
-
         c = CMAC(algorithms.AES(key[:16]))
         c.update(data)
         return c.finalize()
@@ -308,7 +308,6 @@ def measure(targets: Sequence[str] = DEFAULT_TARGETS) -> dict[str, Any]:
 
 def to_series(table: dict[str, Any]) -> list[Series]:
     """Result series (kind "cortexm"): one per target, MAC and length; the count is the value."""
-    from ..core import result as R
 
     timer = {
         "name": "instructions per tag",

@@ -35,11 +35,13 @@ dispatcher is entered for (rule 4). So the parts partition the handshake's count
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import MeasurementError
+from .device_timing import class_deltas, parse_tail
 
 if TYPE_CHECKING:
     from .device_timing import Timed
@@ -160,7 +162,6 @@ class Handshake:
 def read_events(path: Path) -> tuple[int, list[Event]]:
     """(total instructions of the process, events in order) from the plugin's file; with the
     timing model on (a v2 file), every event carries its cycles and class counters."""
-    from .device_timing import parse_tail
 
     try:
         lines = Path(path).read_text().splitlines()
@@ -425,7 +426,6 @@ def handshakes(
 
 def op_classes(events: list[Event]) -> list[dict[str, int]]:
     """The timing model's counters (instruction classes, memory events) of each OP_BEGIN..OP_END pair."""
-    from .device_timing import class_deltas
 
     out: list[dict[str, int]] = []
     start: Event | None = None
@@ -455,7 +455,6 @@ def op_counts(events: list[Event]) -> list[tuple[int, int]]:
 def guest_connections(stdout: str, stderr: str, returncode: int, who: str) -> list[dict[str, Any]]:
     """The guest client's per-connection JSON lines; a start-up error line or no line at all is a
     MeasurementError naming `who` (the stack's guest client) and what it said."""
-    import json
 
     conns = []
     for line in stdout.splitlines():

@@ -38,10 +38,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .. import __version__
 from ..core.errors import InputError, MeasurementError
 from ..core.result_schema import CountedDerived
+from ..core.writes import atomic_write
 from ..inputs.core_profiles import Core, DeviceError, Timing
+from . import device as D
+from .device_build import device_home, ensure_built
 
 # the plugin's counters each class cost multiplies (native/device/plugin/timing.c cost_of/resolve_branch);
 # a name with a leading "-" is subtracted: a taken branch that loads the PC (LDR PC, POP/LDM with PC,
@@ -213,8 +218,6 @@ def counting_core(dev: Core) -> Core:
 
 
 def _cache_path(stack: str, config: str, target: str) -> Path:
-    from .device_build import device_home
-
     d = device_home() / "calibrate"
     d.mkdir(parents=True, exist_ok=True)
     return d / f"{stack}-{config}-{target}.json"
@@ -224,8 +227,6 @@ def count_ops(
     dev: Core, stack: str, config: str | None, ops: Sequence[str], progress: Callable[[str], None] | None = None
 ) -> tuple[dict[str, OpCount], dict[str, str]]:
     """The counts of `ops` of one build on the board's core: ({op: counts}, {op: why not counted})."""
-    from . import device as D
-    from .device_build import ensure_built
 
     cdev = counting_core(dev)
     target = D.target_for(dev)
@@ -264,7 +265,6 @@ def count_ops(
                 "cycles": [t.cycles_low, t.cycles, t.cycles_high],
                 "counters": t.counters or {},
             }
-            from ..core.writes import atomic_write
 
             atomic_write(path, json.dumps({"key": key, "rows": rows}))
         r = rows[op]
@@ -317,8 +317,7 @@ def surrogate_error(rows: Sequence[Row], t: Timing, exact: Sequence[float], valu
 
 def fit(rows: Sequence[Row], t: Timing) -> Fit:
     """The bounded least-squares fit of `rows` (at least one) over t's banded parameters."""
-    import numpy as np
-    from scipy.optimize import least_squares
+    from scipy.optimize import least_squares  # reason: scipy: ~1 s to import (start-up)
 
     if not rows:
         raise CalibrationFitError("no rows to fit")

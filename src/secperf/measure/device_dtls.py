@@ -44,16 +44,21 @@ with the same server library and its counts mean what they meant.
 from __future__ import annotations
 
 import json
+import secrets
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError, SetupError
+from ..core.paths import private_dir, write_private
+from ..lab import registry
+from ..lab.pki import LabPKI
+from ..lab.services import ProbeServer
+from .dtls13 import WOLFSSL_CMAKE, DtlsSetupError, ensure_tool, library_version
 
 if TYPE_CHECKING:
     from ..lab.pki import CertSet
-    from ..lab.services import ProbeServer
     from .device_attrib import Handshake
     from .device_build import Build
     from .device_plan import Config
@@ -153,7 +158,6 @@ def needs_pair(cfg: Config) -> bool:
 
 def pair_has_psk() -> bool:
     """Whether the host wolfSSL of the pair server was built with PSK (measure/dtls13.WOLFSSL_CMAKE)."""
-    from .dtls13 import WOLFSSL_CMAKE
 
     return "-DWOLFSSL_PSK=yes" in WOLFSSL_CMAKE
 
@@ -168,11 +172,6 @@ class PairServer:
     name = "wolfSSL 5.9 DTLS server (native/dtls13, host, loopback)"
 
     def __init__(self, cfg: Config) -> None:
-        import secrets
-
-        from ..core.paths import private_dir, write_private
-        from ..lab.pki import LabPKI
-
         pki = LabPKI().ensure()
         self.cfg = cfg
         self.certs = pki.server(cfg.server_cert)
@@ -214,9 +213,6 @@ class PairServer:
         return out
 
     def __enter__(self) -> PairServer:
-        from ..lab import registry
-        from .dtls13 import DtlsSetupError, ensure_tool, library_version
-
         try:
             exe = ensure_tool()
         except DtlsSetupError as exc:
@@ -244,8 +240,6 @@ class PairServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        from ..lab import registry
-
         try:
             if self.proc is not None:
                 self.proc.kill()
@@ -264,7 +258,6 @@ def psk_server(certs: CertSet, client_ca: Path | None, identity: str, key_hex: s
     exchange, the server certificate s_server had, the lab client CA when the row asks for a client
     certificate, and the external PSK `identity` whose key (hex) it reads from a 0600 file in its
     private work directory (listed in the run registry, removed when it stops): never on a command line."""
-    from ..lab.services import ProbeServer
 
     svc = ProbeServer(certs, proto="dtls", client_ca=client_ca)
     key_file = svc.write_secret(svc.workdir / "psk.hex", f"{key_hex}\n".encode())
@@ -309,8 +302,6 @@ def labels(cfg: Config, server: object) -> dict[str, Any]:
         out["server"] = f"{server.library} DTLS server (native/dtls13, host, loopback)"
         out["server_cid_bytes"] = SERVER_CID_BYTES if cfg.mode in CID_MODES else 0
     else:
-        from ..lab.services import ProbeServer
-
         if isinstance(getattr(server, "svc", None), ProbeServer):  # the psk row's peer (psk_server)
             out["server"] = PSK_PEER
     return out

@@ -26,7 +26,6 @@ class Server:
     PSK_IDENTITY = "secperf-device"
 
     def __init__(self, cert_type: str, client_cert: str = "none", proto: str = "tls", psk_dtls: bool = False):
-
         pki = LabPKI().ensure()
         self.certs = pki.server(cert_type)
         self.client = None if client_cert == "none" else pki.client(client_cert)

@@ -24,6 +24,7 @@ The parts, each a path relative to a root:
 
 from __future__ import annotations
 
+import argparse
 import fcntl
 import os
 import shutil
@@ -417,7 +418,6 @@ def fill(root: Path) -> tuple[list[str], list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m secperf.measure.device_sources --into DIR`: fill an installation's source cache."""
-    import argparse
 
     ap = argparse.ArgumentParser(prog="python -m secperf.measure.device_sources")
     ap.add_argument("--into", type=Path, default=None, help="the cache to fill (default: the installation's)")

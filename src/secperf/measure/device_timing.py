@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import statistics
 import struct
+import subprocess
+import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +30,7 @@ from typing import Any
 
 from ..core.errors import MeasurementError
 from ..inputs.core_profiles import COST_NAMES, GEOMETRY_NAMES, MEMORY_COSTS, OPTIONAL_COSTS, Core, DeviceError
+from .device_build import _run, qemu_plugin_include, shared_decls_dir, sources_dir, tool
 
 SETS = ("low", "point", "high")
 # the plugin's counters, in the order of its "classes=" header (native/device/plugin/timing.c):
@@ -231,14 +234,11 @@ def model_note(dev: Core) -> dict[str, Any]:
 
 
 def kernel_dir() -> Path:
-    from .device_build import sources_dir
-
     return sources_dir() / "kernels"
 
 
 def documented_kernels() -> tuple[str, dict[int, dict[str, Any]]]:
     """(the core they are documented for, kernel id -> its kernels.toml entry)."""
-    import tomllib
 
     data = tomllib.loads((kernel_dir() / "kernels.toml").read_text(encoding="utf-8"))
     return data["core"], {int(k): v for k, v in data["kernels"].items()}
@@ -246,7 +246,6 @@ def documented_kernels() -> tuple[str, dict[int, dict[str, Any]]]:
 
 def build_kernels(out: Path) -> tuple[Path, Path]:
     """(the kernels' executable, the counting plugin), built into out with the device toolchain."""
-    from .device_build import _run, qemu_plugin_include, shared_decls_dir, sources_dir, tool
 
     src = sources_dir()
     cc = tool("arm-linux-gnueabihf-gcc", "gcc-arm-linux-gnueabihf")
@@ -268,7 +267,6 @@ def build_kernels(out: Path) -> tuple[Path, Path]:
 def run_kernels(dev: Core, exe: Path, plugin: Path, work: Path) -> dict[int, tuple[float, float, float]]:
     """Kernel id -> the model's cycles (low, point, high) of its own instructions on core dev (the
     marker's, measured by the empty kernel 1, subtracted)."""
-    import subprocess
 
     params = write_params(dev, exe, work / "kernel-timing.txt")
     ev = work / "kernel-events.txt"

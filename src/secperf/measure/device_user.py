@@ -20,6 +20,7 @@ restored and output buffers zeroed before every call, outside the markers.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import re
@@ -114,7 +115,6 @@ def harness_dir() -> Path:
 def ensure_plugins(src: Path) -> tuple[Path, Path]:
     """The counting plugin (native/device/plugin) and the instruction limiter (native/device/user/limit.c),
     built once into $SECPERF_HOME/device/build."""
-    import fcntl
 
     decls = shared_decls_dir(src)
     inc = qemu_plugin_include()

@@ -34,16 +34,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
+from ..core import stats
 from ..core.errors import InputError
 from ..core.native import shipped_sources
 from ..core.paths import private_dir, secperf_home
 from ..core.result_schema import ConnectDerived, LinkedDerived, Result, Series
+from ..lab import registry
+from ..lab.netns import LinkPerNetwork
+from ..lab.pki import LabPKI
+from .device_build import DeviceSetupError, source_dir
+from .link_counts import link_counters, link_timeout_ms
 
 if TYPE_CHECKING:
     from ..core.store import Run
     from ..inputs.netspec import NetSpec
     from ..lab.netns import Link
-    from ..lab.pki import LabPKI
     from . import Progress
 
 HANDSHAKES = ("full", "resumed")
@@ -124,8 +129,6 @@ def validate(cfg: Dtls13Config) -> None:
 
 
 def wolfssl_source() -> Path:
-    from .device_build import DeviceSetupError, source_dir
-
     try:
         return source_dir("wolfssl59")
     except DeviceSetupError as exc:
@@ -279,8 +282,6 @@ def measure(
     doc: Result | None = None,
 ) -> Series:
     validate(cfg)
-    from ..lab import registry
-    from .link_counts import link_counters
 
     labels = {
         **asdict(cfg),
@@ -433,8 +434,6 @@ def measure(
 
 
 def _derive(s: Series) -> None:
-    from ..core import stats
-
     ok = [c for c in s.samples if c.get("ok")]
     if not ok:
         return
@@ -470,10 +469,6 @@ def run(
     progress: Progress | None = None,
     specs: Sequence[NetSpec] = (),  # the --network links the command resolved, by name in the configs
 ) -> Result:
-    from ..lab.netns import LinkPerNetwork
-    from ..lab.pki import LabPKI
-    from .link_counts import link_timeout_ms
-
     pki = LabPKI().ensure()
     try:
         exe = ensure_tool()

@@ -28,21 +28,27 @@ measured here; the model charges the secure element's operation from its profile
 
 from __future__ import annotations
 
+import os
 import socket
 import statistics
 import subprocess
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from ..core import result as R
 from ..core.errors import InputError, MeasurementError
 from ..core.jsonlines import parse_lines
-from ..core.paths import private_dir, write_private
+from ..core.paths import private_dir, secperf_home, write_private
 from ..core.result_schema import ConnectDerived, Result, Series
 from ..lab import registry
+from ..lab.netns import LinkPerNetwork
+from .link_counts import link_timeout_ms
 
 if TYPE_CHECKING:
     from ..core.store import Run
@@ -145,8 +151,7 @@ def validate(cfg: EdhocConfig) -> None:
 def make_keys(directory: Path) -> Path:
     """Fresh P-256 static DH keys for both ends: server.key/client.key (COSE_Key, CBOR, 0600) and their
     CWT claim sets server.ccs/client.ccs (kids 0x0a and 0x2b, as RFC 9529 trace 2's lengths)."""
-    import cbor2
-    from cryptography.hazmat.primitives.asymmetric import ec
+    import cbor2  # reason: optional 'protocols' extra
 
     d = private_dir(Path(directory))
     for who, kid in (("server", b"\x0a"), ("client", b"\x2b")):
@@ -166,14 +171,13 @@ def make_keys(directory: Path) -> Path:
 def message_sizes(cred: str = "kid") -> dict[str, int]:
     """EDHOC message sizes lakers produces for method 3, suite 2, CCS credentials sent as `cred`, one
     handshake in this process with fresh keys (sizes do not depend on the key values)."""
-    import cbor2
-    import lakers
+    import cbor2  # reason: optional 'protocols' extra
+    import lakers  # reason: optional 'protocols' extra
 
     validate(EdhocConfig(cred=cred))
     keys = {}
     for who, kid in (("r", b"\x0a"), ("i", b"\x2b")):
         priv, pub = lakers.p256_generate_key_pair()
-        from cryptography.hazmat.primitives.asymmetric import ec
 
         pk = ec.derive_private_key(int.from_bytes(priv, "big"), ec.SECP256R1()).public_key().public_numbers()
         ccs = cbor2.dumps(
@@ -223,8 +227,6 @@ def _peer_argv(role: str, cfg: EdhocConfig, keys: Path, host: str, port: int) ->
 
 
 def _env() -> dict[str, str]:
-    import os
-
     src = str(Path(__file__).resolve().parents[2])  # the package's root: the workers import secperf
     return {**os.environ, "PYTHONPATH": src + (":" + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")}
 
@@ -358,8 +360,6 @@ def derive(samples: list[dict[str, Any]], cfg: EdhocConfig) -> ConnectDerived:
 
 
 def _versions() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     parts = []
     for pkg in ("lakers-python", "aiocoap"):
         try:
@@ -381,9 +381,6 @@ def run(
     specs: Sequence[NetSpec] = (),  # the --network links the command resolved, by name in the configs
 ) -> Result:
     """Every configuration in turn over its network (one emulated link per network); series into doc."""
-    from ..core.paths import secperf_home
-    from ..lab.netns import LinkPerNetwork
-    from .link_counts import link_timeout_ms
 
     keys = make_keys(secperf_home() / "lab" / "edhoc-keys")
     try:

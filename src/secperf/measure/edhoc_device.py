@@ -34,22 +34,22 @@ import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core import result as R
 from ..core.errors import InputError, MeasurementError
 from ..core.paths import private_dir, write_private
 from ..core.result_schema import DeviceDerived, DeviceTime, Series
 from ..inputs.core_profiles import Core
+from ..inputs.vocabulary import HANDSHAKES
 from ..lab import registry
 from . import device as D
 from . import device_attrib as A
 from . import device_timing as T
 from .device_build import STACK_TARGETS, TARGETS, default_config
+from .edhoc import make_keys
 from .edhoc_device_build import CRYPTO, DEFAULT_STACK, EdhocBuild, build
-
-if TYPE_CHECKING:
-    from .edhoc_device_peer import Responder
+from .edhoc_device_peer import Responder
 
 # the build's names (measure/edhoc_device_build.py) stay importable from here, as callers import them
 __all__ = [
@@ -114,7 +114,6 @@ def check_variants(modes: str | Iterable[str]) -> list[str]:
     """--mode values for EDHOC: handshake names of the what-if (m<METHOD>-<CREDENTIAL>); "full" (the
     device command's default) is m3-kid. A name the C initiator does not implement exits 2 naming
     the ones it has."""
-    from ..inputs.vocabulary import HANDSHAKES
 
     items = [m.strip().lower() for m in (modes.split(",") if isinstance(modes, str) else modes) if m.strip()]
     out = []
@@ -162,7 +161,7 @@ def target_for(dev: Core, stack: str = DEFAULT_STACK) -> str:
 
 def _key_file(keys: Path, variant: str, path: Path) -> Path:
     """The initiator's key file (0600): its private key and both credentials, from make_keys's directory."""
-    import cbor2
+    import cbor2  # reason: optional 'protocols' extra
 
     key = cbor2.loads((keys / "client.key").read_bytes())
     ccs = {
@@ -234,8 +233,6 @@ def run_guest(
     eb: EdhocBuild, dev: Core, variant: str, n: int, timed: bool = True
 ) -> tuple[list[dict[str, Any]], list[A.Event]]:
     """n handshakes in one guest process: its result lines and the plugin's events."""
-    from .edhoc import make_keys
-    from .edhoc_device_peer import Responder
 
     with tempfile.TemporaryDirectory(prefix="secperf-edhoc-dev-") as td:
         tmp = private_dir(Path(td))

@@ -26,7 +26,7 @@ PATH = ("temp",)
 def _oscore_context(master_secret: bytes, master_salt: bytes, sender_id: bytes, recipient_id: bytes) -> Any:
     """A server-side OSCORE context (AES-CCM-16-64-128, HKDF-SHA-256, no ID Context) built from the
     EDHOC exporter's output, as aiocoap's EDHOC contexts derive it."""
-    from aiocoap import oscore
+    from aiocoap import oscore  # reason: optional 'protocols' extra
 
     class Ctx(oscore.CanProtect, oscore.CanUnprotect, oscore.SecurityContextUtils):  # type: ignore[misc]  # aiocoap ships no type information
         def post_seqnoincrease(self) -> None:  # not persisted
@@ -49,8 +49,8 @@ class Responder:
     request -> its protected response. Any failure is a MeasurementError naming the step."""
 
     def __init__(self, keys: Path, cred_style: str = "kid") -> None:
-        import cbor2
-        import lakers
+        import cbor2  # reason: optional 'protocols' extra
+        import lakers  # reason: optional 'protocols' extra
 
         d = Path(keys)
         key = cbor2.loads((d / "server.key").read_bytes())
@@ -66,7 +66,7 @@ class Responder:
         self.library = f"lakers-python {getattr(lakers, '__version__', '0.6')} (responder), aiocoap OSCORE (server)"
 
     def message_2(self, m1: bytes) -> bytes:
-        import lakers
+        import lakers  # reason: optional 'protocols' extra
 
         self._ctx = None
         try:
@@ -77,7 +77,7 @@ class Responder:
             raise MeasurementError(f"the responder refused message_1: {exc}") from None
 
     def message_3(self, m3: bytes) -> None:
-        import lakers
+        import lakers  # reason: optional 'protocols' extra
 
         if self._res is None:
             raise MeasurementError("message_3 before message_1")
@@ -94,7 +94,7 @@ class Responder:
 
     def response(self, request: bytes) -> bytes:
         """The protected response to the guest's protected GET /temp (2.05 Content, REPLY)."""
-        import aiocoap
+        import aiocoap  # reason: optional 'protocols' extra
 
         if self._ctx is None:
             raise MeasurementError("an OSCORE request before the EDHOC handshake completed")

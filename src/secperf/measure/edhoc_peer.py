@@ -53,7 +53,7 @@ def _cpu() -> int:
 
 
 def _load(keys: Path, who: str) -> tuple[dict[Any, Any], dict[Any, Any]]:  # COSE key, CCS (CBOR maps)
-    import cbor2
+    import cbor2  # reason: optional 'protocols' extra
 
     return cbor2.loads((keys / f"{who}.key").read_bytes()), cbor2.loads((keys / f"{who}.ccs").read_bytes())
 
@@ -66,12 +66,12 @@ def _cred_style(style: str) -> str:
 
 
 async def _serve(a: argparse.Namespace) -> None:
-    import aiocoap
-    from aiocoap import credentials, edhoc, oscore_sitewrapper, resource
+    import aiocoap  # reason: optional 'protocols' extra
+    from aiocoap import credentials, edhoc, oscore_sitewrapper, resource  # reason: optional 'protocols' extra
 
     class Temp(resource.Resource):  # type: ignore[misc]  # aiocoap ships no type information
         async def render_get(self, request: Any) -> Any:
-            from aiocoap.transports.oscore import OSCOREAddress
+            from aiocoap.transports.oscore import OSCOREAddress  # reason: optional 'protocols' extra
 
             if not isinstance(request.remote, OSCOREAddress):  # plain CoAP must not pass for OSCORE
                 return aiocoap.Message(code=aiocoap.UNAUTHORIZED, payload=b"OSCORE required")
@@ -158,10 +158,10 @@ def _datagram(msg: Any) -> int:  # an aiocoap Message
 async def _handshake(
     a: argparse.Namespace, ctx: Any, key: dict[Any, Any], ccs: dict[Any, Any], peer_ccs: dict[Any, Any], uri: str
 ) -> dict[str, Any]:
-    import aiocoap
-    import cbor2
-    import lakers
-    from aiocoap import edhoc
+    import aiocoap  # reason: optional 'protocols' extra
+    import cbor2  # reason: optional 'protocols' extra
+    import lakers  # reason: optional 'protocols' extra
+    from aiocoap import edhoc  # reason: optional 'protocols' extra
 
     style = edhoc.OwnCredStyle(_cred_style(a.cred_style))
     cred_i = cbor2.dumps(ccs[14], canonical=True)
@@ -265,7 +265,7 @@ class _Log:
 
 
 async def _client(a: argparse.Namespace) -> int:
-    import aiocoap
+    import aiocoap  # reason: optional 'protocols' extra
 
     key, ccs = _load(Path(a.keys), "client")
     _, peer = _load(Path(a.keys), "server")

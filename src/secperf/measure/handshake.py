@@ -25,12 +25,15 @@ from ..core.jsonlines import parse_lines
 from ..core.result_schema import HandshakeDerived, LinkedDerived, Result, Series
 from ..inputs import netspec as NS
 from ..lab import registry
+from ..lab.netns import LinkPerNetwork
 from ..lab.pki import LabPKI
-from ..lab.services import Nginx, ProbeServer, ServiceError, SServer
+from ..lab.psk_session import hex_file
+from ..lab.services import Nginx, ProbeServer, RemoteServer, ServiceError, SServer
 from . import Progress
 from .handshake_config import EXPERIMENTS, V12, V13, HandshakeConfig, HandshakeError, experiment, for_any_certificate
 from .link_counts import link_counters, link_timeout_ms
 from .probe import find_probe
+from .target import request_bytes
 
 if TYPE_CHECKING:
     from ..core.store import Run
@@ -126,7 +129,6 @@ def _psk_args(cfg: HandshakeConfig) -> list[str]:
     """The probe's PSK options: the key in a 0600 file, never on the command line."""
     if cfg.mode not in ("psk", "psk-dhe"):
         return []
-    from ..lab.psk_session import hex_file
 
     return ["--psk-identity", PSK_IDENTITY, "--psk-file", str(hex_file("handshake", bytes.fromhex(PSK_HEX)))]
 
@@ -142,8 +144,6 @@ def server_for(
     handshake slowed by the link's retransmissions is not cut off on the server side. With a
     `target` (the user's own server) nothing is started."""
     if target is not None:
-        from ..lab.services import RemoteServer
-
         return RemoteServer(target.addr, target.port, cfg.proto, workdir)
     emul = link if link is not None and not link.loopback else None
     srv = _server_for(cfg, pki, workdir, emul.spec if emul else None)
@@ -201,7 +201,6 @@ def client_args(
     else:
         certs = pki.server(cfg.cert_type, cfg.depth)
         a = ["--host", host, "--port", str(port), "--ca", str(certs.ca), "--servername", "localhost"]
-    from .target import request_bytes
 
     host_header = p.target.sni if p.target is not None else "localhost"
     a += [
@@ -414,7 +413,6 @@ def run_handshakes(
     """Measure every configuration; configurations over the same --network share one emulated
     link (opened when the network changes, closed after its last configuration, also on errors
     and interrupts). A link that cannot be built fails its configurations with the reason."""
-    from ..lab.netns import LinkPerNetwork
 
     pki = LabPKI(p.pki_root).ensure()
     if p.workdir is None and run is not None:

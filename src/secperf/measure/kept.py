@@ -21,6 +21,7 @@ from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir
 from ..core.result_schema import ConnectDerived, LinkedDerived, Result, Series
 from ..lab import registry
+from ..lab.netns import LinkPerNetwork
 from ..lab.pki import LabPKI
 from . import connect as C
 from .link_counts import link_counters
@@ -47,14 +48,13 @@ def measure_kept_mqtt(
 ) -> Series:
     """p.n kept connections (after p.warmup warm-up ones), `messages` publishes each: one series of
     per-message latencies, appended to doc.series and returned."""
-    from ..lab.netns import LinkPerNetwork
 
     cfg = C.ConnectConfig("mqtt", "software", "full", client="paho", network=network)
     s = C.new_series(cfg, TIMER[0], TIMER[1], "time.perf_counter_ns (in-process)")
     s.id = kept_series_id(network)
     s.labels.update(kept_messages=messages, payload_bytes=payload_bytes, gap_ms=gap_ms, topic=TOPIC)
     try:
-        import paho.mqtt.client  # noqa: F401 - the worker runs with this interpreter
+        import paho.mqtt.client  # noqa: F401 - the worker runs with this interpreter  # reason: guarded: paho-mqtt may be missing
     except ImportError:
         R.add_failure(s, "paho-mqtt is not installed: run scripts/bootstrap")
         doc.series.append(R.finalize_series(s))

@@ -20,6 +20,7 @@ import functools
 import math
 import os
 import resource
+import statistics
 import subprocess
 import time
 from dataclasses import dataclass, field, fields
@@ -27,15 +28,24 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
+import numpy as np
+
 from ..core.errors import InputError, InternalError, MeasurementError
 from ..core.histogram import Histogram
 from ..core.jsonlines import parse_line
 from ..core.native import find_native
 from ..core.paths import private_dir, write_private
 from ..lab import registry
-from .server_config import KEYS, LoadParams, ServerConfig, ServerMeasureError
+from ..lab.iot_services import Mosquitto
+from .accept_rate import measure_accept_rate
+from .server_config import KEYS, LoadParams, ServerConfig, ServerMeasureError, check_offload
 from .server_cpu import pin, process_cpu_s
 from .server_load import loadgen_argv, run_level, summarize_level
+from .server_start import Offload, low_seclevel_conf
+from .server_target import SERVER_CPU_NOT_MEASURED
+from .storm_capacity import busy_between, cores_busy_s
+from .storm_sync import SYNC_OPTION, StormSync, drop_skew
+from .tcp_counters import counters_between, tcp_counters, tcp_sysctls
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -46,7 +56,6 @@ if TYPE_CHECKING:
 
     from ..inputs.se_profiles import Profile
     from ..lab.pki import CertSet, LabPKI
-    from .server_start import Offload
     from .server_target import LoadTarget
 
 ClientPair = tuple[Path, Path]  # a client certificate and its key
@@ -160,8 +169,6 @@ def validate(c: MqttLoadConfig) -> None:
     if not 1 <= c.depth <= 3:
         raise InputError(f"--chain-depth {c.depth}: give 1..3")
     if c.key_source != "software":
-        from .server_config import check_offload
-
         check_offload(c.key_source, c.key)
         if c.depth != 1:
             raise InputError(
@@ -181,7 +188,6 @@ def validate(c: MqttLoadConfig) -> None:
 def se_samples_file(prof: Profile, path: Path, seed: int) -> Path:
     """SE_SAMPLES signing times (ms) of the profile, kept session and key handle (C_SignInit + C_Sign,
     data/secure_elements.toml), one a line, in a private file the generator draws from."""
-    import numpy as np
 
     rng = np.random.default_rng(seed)
     ms = prof.sample_ms("C_SignInit", rng, SE_SAMPLES) + prof.sample_ms("C_Sign", rng, SE_SAMPLES)
@@ -194,7 +200,6 @@ def se_said(prof: Profile | None, path: Path | None) -> dict[str, Any] | None:
     drawn times' mean and median, and where the figures come from."""
     if prof is None or path is None:
         return None
-    import statistics
 
     ms = [float(x) for x in path.read_text().split()]
     return {
@@ -350,10 +355,6 @@ def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], time
     def pre() -> None:
         os.sched_setaffinity(0, cores)
 
-    from .storm_capacity import busy_between, cores_busy_s
-    from .storm_sync import SYNC_OPTION, StormSync, drop_skew
-    from .tcp_counters import counters_between, tcp_counters, tcp_sysctls
-
     cpu0, tcp0 = process_cpu_s(broker_pid) if broker_pid else None, tcp_counters()
     busy0 = cores_busy_s()  # every core's busy time at each phase line: the share other work left
     synced = SYNC_OPTION in argv
@@ -428,7 +429,6 @@ def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path, load: LoadRunner | No
     """Starts mosquitto (pinned to c.core) with the lab's certificates, measures its capacity, runs the
     load (and the storm), measures the capacity again, stops it. Returns everything the Result keeps.
     `load` (a LoadRunner) runs the load elsewhere than on this machine's other cores (a cluster)."""
-    from ..lab.iot_services import Mosquitto
 
     validate(c)
     limits = fd_limits(c.clients)
@@ -449,15 +449,13 @@ def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path, load: LoadRunner | No
     )
     off = None
     if c.key_source != "software":
-        from .server_start import Offload
-
-        off = Offload(cast("Profile", c.broker_se()), c.key_source.split(":")[2], c.key, private_dir(wd / "token"), c.seed)
+        off = Offload(
+            cast("Profile", c.broker_se()), c.key_source.split(":")[2], c.key, private_dir(wd / "token"), c.seed
+        )
         broker.certs = cast("CertSet", SimpleNamespace(chain=off.cert, key=None))
         broker.engine_key = off.uri  # the PIN in the URI's pin-source file (0600), never in argv
         broker.prefix = off.prefix()
     elif c.key == "rsa-1024":
-        from .server_start import low_seclevel_conf
-
         conf = wd / "openssl-seclevel0.cnf"
         write_private(conf, low_seclevel_conf().encode())
         broker.prefix = ["env", f"OPENSSL_CONF={conf}"]
@@ -471,7 +469,6 @@ def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path, load: LoadRunner | No
         usable = sorted(os.sched_getaffinity(0))
         cores = [x for x in usable if x != c.core] or usable
         t_ns.append(time.monotonic_ns())
-        from .accept_rate import measure_accept_rate
 
         accept = measure_accept_rate(bport)  # the idle broker's accept rate (fleet's model takes it)
         before = capacity(bport, bpid, c, pair)
@@ -510,7 +507,6 @@ def broker_key_said(c: MqttLoadConfig, off: Offload | None, t_ns: list[int]) -> 
     bound (one signature at a time: 1 / (SoftHSM2 + injected delay))."""
     if off is None:
         return {"source": "software", "where": "PEM file read by mosquitto"}
-    import statistics
 
     calls = [x for x in off.calls() if x.get("fn") == "C_Sign" and not x.get("length_query")]
     windows = ("start", "capacity_before", "load", "capacity_after")
@@ -540,7 +536,6 @@ def measure_target(
     (it runs on its own machine); its capacity is measured as for mosquitto here, with the target's
     offer (secperf-loadgen --app mqtt, 32 clients), before and after. `load`: as for `measure`;
     `fd_clients`: the most clients one generator process holds (its share on a cluster)."""
-    from .server_target import SERVER_CPU_NOT_MEASURED
 
     validate(c)
     limits = fd_limits(c.clients if fd_clients is None else fd_clients)

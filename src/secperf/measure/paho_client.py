@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import ssl
 import sys
 import time
@@ -93,7 +94,6 @@ def _acked(got: dict[str, Any], mid: int) -> bool:
 
 def _kept(mqtt: ModuleType, a: argparse.Namespace, i: int) -> list[dict[str, Any]]:
     """One connection kept for a.messages QoS 1 publishes; a line per message (or one failure)."""
-    import socket
 
     got: dict[str, Any] = {}
     c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"{a.client_id}-k{i}")
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gap-ms", type=int, default=250)
     a = ap.parse_args(argv)
     try:
-        import paho.mqtt.client as mqtt
+        import paho.mqtt.client as mqtt  # reason: guarded: paho-mqtt may be missing
     except ImportError:
         print(json.dumps({"type": "error", "reason": "paho-mqtt is not installed: run scripts/bootstrap"}), flush=True)
         return 1

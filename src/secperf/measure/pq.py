@@ -13,6 +13,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import cryptography
+from cryptography.hazmat.backends.openssl.backend import backend
+from cryptography.hazmat.primitives.asymmetric import mldsa, mlkem
+
 from ..core.errors import SetupError
 
 MESSAGE = bytes(range(32))
@@ -23,28 +27,20 @@ class PQUnavailable(SetupError):
 
 
 def openssl_text() -> str:
-    from cryptography.hazmat.backends.openssl.backend import backend
-
     return backend.openssl_version_text()
 
 
 def library_label() -> str:
-    import cryptography
-    from cryptography.hazmat.backends.openssl.backend import backend
-
     return f"cryptography {cryptography.__version__} ({backend.openssl_version_text()}, bundled)"
 
 
 def _classes(alg: str) -> Any:  # the MLKEM*/MLDSA* private key class, looked up by its name
-    from cryptography.hazmat.primitives.asymmetric import mldsa, mlkem
 
     if alg.startswith("ml-kem-"):
         cls = getattr(mlkem, f"MLKEM{alg.rsplit('-', 1)[1]}PrivateKey", None)
     else:
         cls = getattr(mldsa, f"MLDSA{alg.rsplit('-', 1)[1]}PrivateKey", None)
     if cls is None:
-        import cryptography
-
         raise PQUnavailable(
             f"cryptography {cryptography.__version__} does not offer {alg} "
             f"(no {alg.upper().replace('-', '')} class in its API)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import selectors
 import subprocess
 import time
 from collections.abc import Callable
@@ -65,7 +66,6 @@ def run_speed(
     except (OSError, ProbeNotFound) as exc:
         out.error = f"could not start {PROBE_NAME}: {exc}"
         return out
-    import selectors
 
     stdout, stderr = proc.stdout, proc.stderr
     if stdout is None or stderr is None:  # spawned with pipes: never

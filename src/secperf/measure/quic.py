@@ -38,9 +38,13 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
+from ..core import stats
 from ..core.errors import InputError
 from ..core.result_schema import ConnectDerived, LinkedDerived, Result, Series
+from ..lab.netns import LinkPerNetwork
+from ..lab.pki import LabPKI
 from . import Progress
+from .link_counts import link_counters, link_timeout_ms
 
 if TYPE_CHECKING:
     from aioquic.quic.configuration import QuicConfiguration
@@ -49,7 +53,6 @@ if TYPE_CHECKING:
     from ..core.store import Run
     from ..inputs.netspec import NetSpec
     from ..lab.netns import Link
-    from ..lab.pki import LabPKI
 
 HANDSHAKES = ("full", "resumed", "0rtt")
 LOSSES = ("none", "client-initial", "server-initial")
@@ -197,7 +200,7 @@ class QuicLab:
     """A QUIC server (aioquic, the lab's ECDSA certificate) and a client socket over one link."""
 
     def __init__(self, cfg: QuicConfig, pki: LabPKI, link: Link | None = None, timeout_s: float = 10.0) -> None:
-        from aioquic.quic.configuration import QuicConfiguration
+        from aioquic.quic.configuration import QuicConfiguration  # reason: optional 'protocols' extra
 
         self.cfg, self.timeout_s = cfg, timeout_s
         certs = pki.server(cfg.server_cert, 1)
@@ -223,7 +226,7 @@ class QuicLab:
         self.srv.close()
 
     def client_config(self, ticket: SessionTicket | None) -> QuicConfiguration:
-        from aioquic.quic.configuration import QuicConfiguration
+        from aioquic.quic.configuration import QuicConfiguration  # reason: optional 'protocols' extra
 
         c = QuicConfiguration(is_client=True, alpn_protocols=[ALPN], server_name="localhost", initial_rtt=INITIAL_RTT_S)
         c.load_verify_locations(self.ca)
@@ -233,10 +236,10 @@ class QuicLab:
     def connection(self, i: int, kind: str | None = None) -> dict[str, Any]:
         """One connection (`kind`: the configuration's handshake unless given): handshake, request,
         response; the sample (ok or with its reason)."""
-        from aioquic.buffer import Buffer  # type: ignore[attr-defined]  # aioquic re-exports its C Buffer without __all__
-        from aioquic.quic import events as E
-        from aioquic.quic.connection import QuicConnection
-        from aioquic.quic.packet import pull_quic_header
+        from aioquic.buffer import Buffer  # type: ignore[attr-defined]  # aioquic re-exports its C Buffer without __all__  # reason: optional 'protocols' extra
+        from aioquic.quic import events as E  # reason: optional 'protocols' extra
+        from aioquic.quic.connection import QuicConnection  # reason: optional 'protocols' extra
+        from aioquic.quic.packet import pull_quic_header  # reason: optional 'protocols' extra
 
         cfg = self.cfg
         kind = kind or cfg.handshake
@@ -469,7 +472,7 @@ def measure(
         },
     )
     try:
-        import aioquic
+        import aioquic  # reason: optional 'protocols' extra
 
         s.labels["library"] = f"aioquic {aioquic.__version__}"
     except ImportError:
@@ -480,7 +483,6 @@ def measure(
             network_spec=link.spec.canonical(), network_rtt_ms=link.spec.rtt_ms, network_loss=link.spec.loss
         )
     lab = QuicLab(cfg, pki, link, timeout_s)
-    from .link_counts import link_counters
 
     try:
         if cfg.handshake != "full":
@@ -507,8 +509,6 @@ def measure(
 
 
 def _derive(s: Series) -> None:
-    from ..core import stats
-
     ok = [c for c in s.samples if c.get("ok")]
     if not ok:
         return
@@ -546,9 +546,6 @@ def run(
 ) -> Result:
     """Every configuration in turn, each over its network (configurations over one network share one
     emulated link); series go into `doc` as they finish."""
-    from ..lab.netns import LinkPerNetwork
-    from ..lab.pki import LabPKI
-    from .link_counts import link_timeout_ms
 
     pki = LabPKI().ensure()
     with LinkPerNetwork(seed, specs) as links:

@@ -50,6 +50,7 @@ from ..core import result as R
 from ..core.errors import InputError, MeasurementError
 from ..core.result_schema import DeviceDerived, Series
 from ..inputs.core_profiles import Core
+from ..inputs.devices import core_names
 from ..lab import registry
 from . import device as D
 from . import device_attrib as A
@@ -146,7 +147,6 @@ class QuicConfig:
 
 def why_not_here() -> str:
     """Why QUIC is not counted on a microcontroller core, naming the cores it is counted on."""
-    from ..inputs.devices import core_names
 
     return NO_MCU.format(cores=", ".join(core_names(lambda c: c.profile == "A")))
 

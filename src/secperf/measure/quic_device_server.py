@@ -9,6 +9,9 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from ..lab.pki import LabPKI
+from . import quic as Q
+
 if TYPE_CHECKING:
     from aioquic.quic.connection import QuicConnection
 
@@ -19,10 +22,7 @@ class LoopbackServer:
     answers a request stream's FIN with `response_bytes`. One connection per client address."""
 
     def __init__(self, server_cert: str, response_bytes: int = 846) -> None:
-        from aioquic.quic.configuration import QuicConfiguration
-
-        from ..lab.pki import LabPKI
-        from . import quic as Q
+        from aioquic.quic.configuration import QuicConfiguration  # reason: optional 'protocols' extra
 
         self.certs = LabPKI().ensure().server(server_cert, 1)
         self.cfg = QuicConfiguration(is_client=False, alpn_protocols=[Q.ALPN], initial_rtt=Q.INITIAL_RTT_S)
@@ -58,12 +58,10 @@ class LoopbackServer:
             self.errors.append(f"the aioquic server stopped: {type(exc).__name__}: {exc}")
 
     def _step(self) -> None:
-        from aioquic.buffer import Buffer  # type: ignore[attr-defined]  # aioquic re-exports its C Buffer without __all__
-        from aioquic.quic import events as E
-        from aioquic.quic.connection import QuicConnection
-        from aioquic.quic.packet import pull_quic_header
-
-        from . import quic as Q
+        from aioquic.buffer import Buffer  # type: ignore[attr-defined]  # aioquic re-exports its C Buffer without __all__  # reason: optional 'protocols' extra
+        from aioquic.quic import events as E  # reason: optional 'protocols' extra
+        from aioquic.quic.connection import QuicConnection  # reason: optional 'protocols' extra
+        from aioquic.quic.packet import pull_quic_header  # reason: optional 'protocols' extra
 
         now = time.monotonic()
         timers = [t for c in self.conns.values() if (t := c.get_timer()) is not None]

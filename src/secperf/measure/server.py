@@ -67,8 +67,8 @@ from .server_start import Offload, low_seclevel_conf, negotiated, pid_port, priv
 
 if TYPE_CHECKING:
     from ..core.store import Run
-    from ..lab.pki import LabPKI
     from . import Progress
+from ..lab.pki import LabPKI
 from .server_storm import replay_storm, storm_argv
 
 TOKEN_BOUND = 0.85  # a level at this share of the token's one-at-a-time bound is limited by the token
@@ -279,8 +279,6 @@ def _series(
 def run_server(
     configs: list[ServerConfig], p: LoadParams, doc: Result, run: Run | None = None, progress: Progress | None = None
 ) -> Result:
-    from ..lab.pki import LabPKI
-
     pki = LabPKI().ensure()
     if p.workdir is None and run is not None:
         p.workdir = private_dir(run.dir / "server")

@@ -4,6 +4,7 @@ signature plus a no-key baseline (`secperf server --check-accounting`)."""
 from __future__ import annotations
 
 import dataclasses
+import statistics
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,7 +42,6 @@ def accounting_check(
     interleaved `rounds` times with the signature timings; medians are compared. Same rate, because
     CPU per handshake depends on load (at a lower rate every handshake pays more wake-ups and colder
     caches); interleaved, because other work on this machine changes CPU costs minute to minute."""
-    import statistics
 
     wd = private_dir((workdir or Path(tempfile.mkdtemp(prefix="secperf-acc-"))) / f"accounting-{key}")
     cfg, rcfg = ServerConfig("probe", key), ServerConfig("probe", ref)

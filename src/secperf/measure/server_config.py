@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import InputError, InternalError, MeasurementError
 from ..core.native import find_native
+from ..lab.token_openssl import PKCS11_ENGINE_PACKAGE, pkcs11_engine
 
 if TYPE_CHECKING:
     from ..inputs.se_profiles import Profile
@@ -185,7 +186,6 @@ def check_offload(source: str, key: str) -> None:
             f"{', '.join(TOKEN_KEYS)} server-usable keys (no-CRT is a software variant; the "
             "token's own key format decides)"
         )
-    from ..lab.token_openssl import PKCS11_ENGINE_PACKAGE, pkcs11_engine
 
     if pkcs11_engine() is None:
         raise InputError(

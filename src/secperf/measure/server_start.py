@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import statistics
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,9 +17,12 @@ from ..core.jsonlines import parse_line
 from ..core.native import find_probe, find_shim
 from ..core.paths import private_dir, write_private
 from ..lab import registry
+from ..lab.iot_services import CoapServer, Mosquitto
 from ..lab.services import Nginx, ProbeServer
-from ..lab.token import openssl_engine_conf
+from ..lab.token import LabToken, openssl_engine_conf
+from .probe import default_key_cache, ensure_private_dir
 from .server_config import ServerConfig, ServerMeasureError
+from .signer import shim_env
 
 if TYPE_CHECKING:
     from ..inputs.se_profiles import Profile
@@ -88,8 +92,6 @@ class Offload:
 
     def __init__(self, profile: Profile, wait: str, key_type: str, workdir: Path, seed: int):
         """`profile`: the secure-element profile the command resolved (ServerConfig.offloaded)."""
-        from ..lab.token import LabToken
-        from .signer import shim_env
 
         self.token = LabToken().ensure()
         key = self.token.key(key_type)
@@ -152,12 +154,9 @@ def start_server(
         psrv.prefix = prefix
         return psrv.start()
     if cfg.server == "coap-server":
-        from ..lab.iot_services import CoapServer
-
         csrv = CoapServer(certs, client_ca=client_ca, workdir=workdir, verbosity=3)  # warnings only: no log per session
         csrv.prefix = prefix
         return csrv.start()
-    from ..lab.iot_services import Mosquitto
 
     # the key and chain depth are the lab's PEM files, or the token's key through OpenSSL's pkcs11
     # engine (with its certificate, depth 1); client authentication is require_certificate
@@ -186,7 +185,6 @@ def pid_port(srv: Service) -> tuple[int, int]:
 def private_op_us(key: str, n: int, seed: int, core: int | None = None) -> dict[str, Any]:
     """Median wall and CPU µs of one signature with this key (SHA-256 included), `secperf-probe speed`;
     on `core` when given (the server's core: the same cache and sibling load as the server)."""
-    from .probe import default_key_cache, ensure_private_dir
 
     alg = key if key.startswith("rsa") or key == "ed25519" else key
     args = [
@@ -218,7 +216,6 @@ def private_op_us(key: str, n: int, seed: int, core: int | None = None) -> dict[
         raise ServerMeasureError(
             f"secperf-probe speed --alg {alg} --op sign gave no samples: {(r.stderr or r.stdout).strip()[-300:]}"
         )
-    import statistics
 
     wall = statistics.median(s["wall_ns"] / s["ops"] / 1000 for s in samples)
     cpu = statistics.median(s["cpu_ns"] / s["ops"] / 1000 for s in samples)

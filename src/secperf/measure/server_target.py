@@ -30,9 +30,11 @@ from ..core.jsonlines import parse_line
 from ..core.native import find_probe
 from ..core.result_schema import Series, ServerDerived
 from ..lab import registry
+from .server import level_failures
 from .server_config import LoadParams, ServerMeasureError, find_loadgen
 from .server_cpu import BUSY, generator_procs
 from .server_load import run_level, summarize_level
+from .server_storm import storm_argv, storm_output, storm_record
 from .target import Target, parse_target
 
 APPS = ("http", "none", "mqtt")  # the step after the handshake: HTTP GET, none, MQTT CONNECT -> CONNACK
@@ -473,7 +475,6 @@ def measure_target(
     on_series: Callable[[Series], object] | None = None,
 ) -> list[Series]:
     """Every level of LoadParams against the target, one series each (generators here)."""
-    from .server import level_failures
 
     cores = cores or sorted(os.sched_getaffinity(0))
     out = []
@@ -521,7 +522,6 @@ def replay_storm(
     """measure.server_storm.replay_storm against the target: its capacity at 32 clients just before
     and after, and in between `clients` clients of `secperf-loadgen --storm` connecting at once.
     The server's CPU during the storm is not measured (None)."""
-    from .server_storm import storm_argv, storm_output, storm_record
 
     cores = sorted(os.sched_getaffinity(0))
     p = LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=-1)

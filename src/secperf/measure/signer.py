@@ -35,17 +35,22 @@ from ..core.errors import InputError, MeasurementError
 from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir
 from ..core.result_schema import JwtDerived, LinkedDerived, Result, Series, SignerDerived
+from ..inputs.netspec import LOOPBACK_NAMES
+from ..inputs.se_profiles import write_shim_config
 from ..lab import registry
+from ..lab.netns import LinkPerNetwork
+from ..lab.pki import CLIENT_KEY_TYPES, LabPKI
+from ..lab.services import JwtServer
+from ..lab.token import LabToken
 from . import Progress
+from .jwt import jwt_loop, software_signer
+from .link_counts import link_counters, link_timeout_ms
 from .probe import find_shim
 
 if TYPE_CHECKING:
     from ..core.store import Run
     from ..inputs.netspec import NetSpec
     from ..inputs.se_profiles import Profile
-    from ..lab.netns import LinkPerNetwork
-    from ..lab.pki import LabPKI
-    from ..lab.token import LabToken
 
 MODES = ("local_sw", "local_sw_cmd", "sign_only", "total")
 OVER_S_US = 1_000_000.0  # S2 counts runs over 1 s
@@ -112,7 +117,6 @@ def key_type_for(profile: Profile | None, requested: str) -> str:
 
 def software_key(key_type: str, pki: LabPKI) -> tuple[PrivateKeyTypes, Path]:
     """The lab's software client key of the same type (for local_sw), and its PEM path."""
-    from ..lab.pki import CLIENT_KEY_TYPES
 
     cs = pki.client(
         key_type if key_type in CLIENT_KEY_TYPES else "rsa-2048" if key_type.startswith("rsa") else "ecdsa-p256"
@@ -254,7 +258,6 @@ def _run_worker(
 
 def shim_env(token: LabToken, profile: Profile, workdir: Path, seed: int) -> tuple[dict[str, str], Path]:
     """Environment for a process that loads the shim with `profile` in front of the token."""
-    from ..inputs.se_profiles import write_shim_config
 
     log, conf = workdir / "calls.jsonl", workdir / "shim.conf"
     log.unlink(missing_ok=True)
@@ -303,9 +306,6 @@ def run_signer(
     run: Run | None = None,
     progress: Progress | None = None,
 ) -> Result:
-    from ..lab.pki import LabPKI
-    from ..lab.token import LabToken
-
     known = {pr.name: pr for pr in profiles}  # resolved by the command (app/phases.py)
     token = LabToken().ensure()
     keys = {k["key_type"]: k for k in token.keys()}
@@ -345,8 +345,6 @@ JWT_TIMEOUT_MS = 10_000  # per request over loopback; over a link plus ten of it
 
 
 def _loopback(network: str) -> bool:
-    from ..inputs.netspec import LOOPBACK_NAMES
-
     return network in LOOPBACK_NAMES
 
 
@@ -444,12 +442,6 @@ def run_jwt(
     are made there; the token worker runs there), over real kernel TCP through the emulated link.
     A link that cannot be built fails that network's series with the reason. `links`: a caller's
     LinkPerNetwork to share (connect's JWT rows use its links instead of building a second one)."""
-    from ..lab.netns import LinkPerNetwork
-    from ..lab.pki import LabPKI
-    from ..lab.services import JwtServer
-    from ..lab.token import LabToken
-    from .jwt import jwt_loop, software_signer
-    from .link_counts import link_counters, link_timeout_ms
 
     known = {pr.name: pr for pr in profiles}  # resolved by the command
     token = LabToken().ensure()

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from .jwt import jwt_loop, token_signer
+
 MESSAGE = bytes(range(32))  # S2 signed a 32-byte message
 
 
@@ -39,8 +41,8 @@ def _sign(key: Any, key_type: str, pkcs11: ModuleType) -> bytes:  # key: a pytho
 def main() -> int:
     cfg = json.loads(sys.stdin.read())
     try:
-        import pkcs11
-        from pkcs11 import ObjectClass
+        import pkcs11  # reason: guarded: python-pkcs11 may be missing
+        from pkcs11 import ObjectClass  # reason: guarded: python-pkcs11 may be missing
 
         pin = open(cfg["pin_file"]).read().strip()
         lib = pkcs11.lib(cfg["module"])
@@ -51,8 +53,6 @@ def main() -> int:
     mode, label, kt = cfg["mode"], cfg["key_label"], cfg["key_type"]
     kept = None
     if mode in ("jwt_fresh", "jwt_cached"):
-        from .jwt import jwt_loop, token_signer
-
         sign: Callable[[bytes], bytes]
         try:
             if cfg.get("key_session") == "cold":

@@ -35,12 +35,12 @@ from ..core.result_schema import HandshakeDerived, Result, Series
 from ..lab import registry
 from . import build_stage
 from . import device_attrib as A
+from .device import Server
 from .device_build import DeviceSetupError, _fingerprint, _run, device_home, sources_dir, tool
 
 if TYPE_CHECKING:
     from ..core.store import Run
     from . import Progress
-    from .device import Server
     from .handshake import HandshakeConfig, HandshakeParams
 
 # stack -> (make target, binary, Debian package of the host library)
@@ -301,7 +301,6 @@ def run_stacks(
     progress: Progress | None = None,
 ) -> Result:
     """items: (stack, HandshakeConfig); one s_server per certificate type, stopped by PID."""
-    from .device import Server
 
     by_cert: dict[str, list[tuple[str, HandshakeConfig]]] = {}
     for it in items:

@@ -11,6 +11,7 @@ app/cluster_mqtt.py relays the same lines through the cluster's actors."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 import time
@@ -104,7 +105,6 @@ def drop_skew(storm_lines: list[dict[str, Any]], offsets_s: list[float] | None =
 def run_generators(argvs: list[list[str]], cores: list[int], timeout_s: float) -> list[dict[str, Any]]:
     """Several generators on this machine (each pinned to `cores`), their storms started at one instant:
     each one's JSON lines, exit code and stderr, plus the sync record (the same for all)."""
-    import os
 
     def pre() -> None:
         os.sched_setaffinity(0, cores)

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+
 from ..core.errors import InputError
 from ..core.files import read_input
 
@@ -147,7 +150,6 @@ def parse_target(
 
 def _pem_certificates(opt: str, path: Path) -> None:
     """The file holds at least one PEM certificate, else an InputError naming the option."""
-    from cryptography import x509
 
     pem = read_input(path, "pem", f"{opt} {path}")  # its own errors name the limit; not caught below
     try:
@@ -164,8 +166,6 @@ def _pem_certificates(opt: str, path: Path) -> None:
 def _key_matches_certificate(cert_path: str, key_path: str, key_pem: bytes) -> None:
     """A client key that is not the certificate's is said now (exit 2), not as a failed handshake
     per connection (exit 1). An encrypted key cannot be checked here and is left to the probe."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import serialization
 
     try:
         key = serialization.load_pem_private_key(key_pem, None)

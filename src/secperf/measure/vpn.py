@@ -30,12 +30,16 @@ from ..core.errors import InputError, InternalError
 from ..core.paths import private_dir
 from ..core.result_schema import ConnectDerived, LinkedDerived, Series
 from ..lab import vpn as V
+from ..lab.netns import Link
+from ..lab.pki import LabPKI
+from ..lab.token import LabToken, TokenError
 from .link_counts import link_counters, link_timeout_ms
+from .probe import find_shim
+from .signer import per_call_breakdown, read_log, shim_env
 
 if TYPE_CHECKING:
     from ..inputs.netspec import NetSpec
     from ..inputs.se_profiles import Profile
-    from ..lab.netns import Link
 
 OVER_S_US = 1_000_000.0
 TIMER = {
@@ -170,7 +174,6 @@ def measure_vpn(
             f"internal: key source {key_source}: the secure-element profile {prof_name!r} was not resolved "
             "(the command hands measure_vpn its Profile)"
         )
-    from ..lab.netns import Link
 
     own_link = None
     opened = link if isinstance(link, Link) else None
@@ -208,8 +211,6 @@ def _measure(vp: VpnParams, link: Link | None) -> Series:
     # over a link every wait grows by ten configured round trips (as a handshake's stages do)
     timeout_s = link_timeout_ms(int(vp.timeout_s * 1000), spec) / 1000
     ping_timeout_s = link_timeout_ms(2000, spec) / 1000
-
-    from ..lab.pki import LabPKI
 
     pki = LabPKI().ensure()
     server_certs = pki.server(vp.server_key_type, 1)
@@ -255,10 +256,6 @@ def _measure(vp: VpnParams, link: Link | None) -> Series:
             "software", cert=Path(vp.client_cert or client_sw.cert), key=Path(vp.client_key or client_sw.key)
         )
     else:
-        from ..lab.token import LabToken, TokenError
-        from .probe import find_shim
-        from .signer import shim_env
-
         try:
             token = LabToken(pki=pki).ensure()
             tk = token.key("ecdsa-p256")
@@ -328,8 +325,6 @@ def _measure(vp: VpnParams, link: Link | None) -> Series:
     d.resumed = resumed
     d.tunnel_ping_ok = sum(1 for x in s.samples if x.get("tunnel_ping_ok"))
     if token is not None:
-        from .signer import per_call_breakdown, read_log
-
         calls = [c for log in shim_logs for c in read_log(log)]
         d.se_calls = per_call_breakdown(iters, calls)
     if s.failures:

@@ -21,6 +21,8 @@ from ..core.result import validate
 from ..core.result_schema import ConnectDerived, CountedDerived, HandshakeDerived, Result, Series
 from ..inputs import netspec as NS
 from ..inputs.core_profiles import Core
+from . import flights
+from . import flights as F
 from .device_ops import DeviceOp, set_device_ops  # the user's own code replaces the library's op
 from .figure import Figure
 
@@ -326,7 +328,6 @@ def _app_bytes() -> dict[str, tuple[int, str]]:
     """Plaintext bytes the client's record layer seals and opens for each protocol's application
     exchange, with what they are (model/flights/'s sizes; TLS 1.3 servers send two session
     tickets after a full handshake, OpenSSL's default)."""
-    from . import flights as F
 
     nst = 2 * F.NST13
     return {
@@ -508,8 +509,6 @@ def from_device(
             # a certificate the model knows by name (EDHOC's CCS credentials are no X.509 key type: the
             # row's credential stays in its labels, the scenario keeps its own)
             if key_types is None:
-                from . import flights
-
                 key_types = flights.key_types()
             known = key_types
             client_cert = lab.get("client_cert", "none")

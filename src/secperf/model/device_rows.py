@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..inputs.vocabulary import HANDSHAKES
+
 DEVICE_OPS = {
     "x25519-keygen": "keygen:x25519",
     "x25519-derive": "derive:x25519",
@@ -38,7 +40,6 @@ def device_row_handshake(lab: Mapping[str, Any]) -> str | None:
     """The what-if handshake a device row counts: TLS's external PSK mode is psk_dhe_ke (a key share
     with the PSK); DTLS 1.3, EDHOC and QUIC rows name the model's handshake themselves (None: one the
     model does not have)."""
-    from ..inputs.vocabulary import HANDSHAKES
 
     tls, mode = str(lab.get("tls")), str(lab.get("mode"))
     if tls in ("dtls1.3", "edhoc", "quic"):

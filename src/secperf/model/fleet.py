@@ -53,11 +53,13 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections import deque
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
+from ..core.errors import InputError
 from ..core.result_schema import Result, Series, ServerDerived
 
 POLICIES = ("none", "fixed", "exponential", "decorrelated")
@@ -91,8 +93,6 @@ class FleetModel:
     horizon_s: float = 7200.0
 
     def check(self) -> None:
-        from ..core.errors import InputError
-
         if not 1 <= self.devices <= 100_000_000:
             raise InputError(f"--devices {self.devices}: give 1..100,000,000")
         if self.policy not in POLICIES:
@@ -206,7 +206,6 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
     rate = np.zeros(A + 2)
     cap_step = m.capacity_per_s * m.dt_s
     q = 0.0
-    from collections import deque
 
     fifo: deque[list[float]] = deque()  # [amount, useful amount] per admitting step (abandoned_work)
     q_timeout = m.capacity_per_s * m.timeout_s

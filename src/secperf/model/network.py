@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from ..core.errors import InputError
 from ..inputs import netspec as NS
 from .flights.base import MTU_MIN, TCP_HDR, UDP_HDR, FlightModel
 
 if TYPE_CHECKING:
-    import numpy as np
     import numpy.typing as npt
 
 TCP_INITIAL_WINDOW = 10  # segments (RFC 6928, Linux default initcwnd)
@@ -62,7 +63,6 @@ QUIC_GRANULARITY_S = 0.001  # K_GRANULARITY: the PTO's floor on 4 x rttvar
 def syn_wait_s(failures: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Seconds a connection waits for `failures` lost SYN (or SYN-ACK) attempts: 1 s for each of
     the first TCP_SYN_LINEAR_TIMEOUTS, then 2 s, 4 s, ... (Linux tcp_syn_linear_timeouts)."""
-    import numpy as np
 
     f = np.asarray(failures, dtype=float)
     lin = np.minimum(f, TCP_SYN_LINEAR_TIMEOUTS)
@@ -199,7 +199,6 @@ def with_host_wakeups(
     wake-up lateness of processes on the host that emulates the link (a loaded host wakes a process
     that slept for a flight late; on loopback the calibration already holds the short ping-pong
     wake-ups)."""
-    from dataclasses import replace
 
     xs = tuple(float(x) for x in samples_ms)
     if any(x < 0 for x in xs) or not 1 <= per_flight <= 10:
@@ -214,7 +213,6 @@ def with_path_floor(link: LinkModel, floor_ms: float) -> LinkModel:
     """The link with a path floor: every flight, each way, waits `floor_ms` more than the configured
     delay (one traversal of the path's forwarding; per flight, not per packet: the packets of a
     flight are forwarded back to back)."""
-    from dataclasses import replace
 
     if not 0.0 <= floor_ms <= PATH_FLOOR_MAX_MS:
         raise LinkError(

@@ -25,6 +25,7 @@ from ..model import energy as E
 from ..model import flights as F
 from ..model import network as N
 from ..model import predict as P
+from ..model.flights.edhoc import oscore_overhead
 from ..sim import montecarlo as M
 from .design import Design
 
@@ -235,8 +236,6 @@ def message_draws(ctx: Context, d: Design) -> Draws:
     proto = d.whatif_protocol
     fu, fd = (FRAMING if d.security else FRAMING_PLAIN)[proto]
     if d.edhoc:  # OSCORE's option, inner code and tag instead of a DTLS record (model/flights/edhoc.py)
-        from ..model.flights.edhoc import oscore_overhead
-
         ov = oscore_overhead(2)
         fu, fd = FRAMING_PLAIN[proto][0] + ov["request"], FRAMING_PLAIN[proto][1] + ov["response"]
     enc = DTLS_ENC if d.security else 0

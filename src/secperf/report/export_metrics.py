@@ -30,7 +30,9 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from ..core.errors import OutputError
 from ..core.observations import ID_COLUMNS, Observation, observations
 from ..core.result_schema import Result
+from ..core.writes import atomic_write
 from ..model.opmetrics import HELP, metrics
+from .export import nothing_to_export
 
 # unit of an observation -> (name suffix, factor to the base unit)
 BASE_UNITS = {
@@ -138,13 +140,9 @@ def registry_of(doc: Result) -> CollectorRegistry:
 def exposition(doc: Result) -> str:
     text = generate_latest(registry_of(doc)).decode("utf-8")
     if not text.strip():
-        from .export import nothing_to_export
-
         raise OutputError(f"nothing to export as metrics: {nothing_to_export(doc)}")
     return text
 
 
 def write_metrics(doc: Result, path: str | Path) -> None:
-    from ..core.writes import atomic_write
-
     atomic_write(Path(path), exposition(doc), what="--metrics")

@@ -34,6 +34,7 @@ import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
+from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.measure import Measurement
 from rich.table import Column, Table
@@ -310,7 +311,6 @@ def _groups(console: Console, table: Table, width: int, keys: int) -> list[Table
 def _stacked(console: Console, table: Table, width: int) -> list[RenderableType]:
     """One block per row: its key in bold, then every other cell as "header: value", the value on a
     line of its own when both do not fit on one (a number is never folded when the width allows it)."""
-    from rich.cells import cell_len
 
     out: list[RenderableType] = []
     if table.title:

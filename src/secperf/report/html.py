@@ -16,9 +16,25 @@ from typing import Any
 
 from ..core.result import reading
 from ..core.result_schema import CryptoDerived, Result, Series
+from . import (
+    html_connect,
+    html_device,
+    html_handshake,
+    html_libraries,
+    html_mac,
+    html_mqtt_load,
+    html_netem,
+    html_plan,
+    html_server,
+    html_signer,
+    html_whatif,
+)
 from .html_env import cell, figure_view, hcell, render_page
+from .html_libraries import view as libraries_view
+from .html_server import provenance_rows
 from .plots import Plot, slug
 from .units import fmt_bytes_per_s, fmt_rate, fmt_time_us
+from .views.answers import key_findings
 from .views.series import cpu_p50_us, failure_reason
 
 BULK = ("aead", "mac", "hash")
@@ -66,7 +82,6 @@ def header(doc: Result) -> list[tuple[str, object]]:
         rows.append(
             ("post-quantum library", f"cryptography {crypto_lib.get('version')} with {crypto_lib.get('openssl')}")
         )
-    from .html_server import provenance_rows
 
     rows += provenance_rows(doc)
     rows += [
@@ -297,7 +312,6 @@ def strength_view(doc: Result) -> dict[str, Any] | None:
 def crypto_view(doc: Result) -> dict[str, Any] | None:
     """The crypto primitives' part: S5's answers, the strength table, the plots, the libraries side
     by side and every series."""
-    from .html_libraries import view as libraries_view
 
     series_all = _crypto(doc)
     if not series_all:
@@ -329,18 +343,6 @@ def _of_kind(doc: Result, kind: str) -> list[Series]:
 
 def plots_of(doc: Result) -> list[Plot]:
     """Every plot of the report, in the report's order (what `--figures` writes)."""
-    from . import (
-        html_connect,
-        html_device,
-        html_handshake,
-        html_libraries,
-        html_mac,
-        html_mqtt_load,
-        html_netem,
-        html_plan,
-        html_signer,
-        html_whatif,
-    )
 
     series = _openssl(_crypto(doc))
     out = strength_plots(series) + distribution_plots(series) + growth_plots(series) if series else []
@@ -350,7 +352,6 @@ def plots_of(doc: Result) -> list[Plot]:
         out += html_handshake.plots(handshakes) + html_netem.sweep_plots(handshakes)
     out += html_signer.plots(_of_kind(doc, "signer"))
     out += html_connect.plots(doc) + html_mac.plots(doc) + html_whatif.plots(doc) + html_device.plots(doc)
-    from . import html_server
 
     out += html_server.plots(doc)
     out += html_plan.plots(doc) + html_mqtt_load.plots(doc)
@@ -396,19 +397,6 @@ def render(doc: Result, log: Path | None = None) -> str:
 
 
 def _render(doc: Result) -> str:
-    from . import (
-        html_connect,
-        html_device,
-        html_handshake,
-        html_mac,
-        html_mqtt_load,
-        html_netem,
-        html_plan,
-        html_server,
-        html_signer,
-        html_whatif,
-    )
-
     where = f"Result {doc.run_id}".strip()
     sections: list[dict[str, Any]] = []  # each a view: its template, its id and its first heading (the contents)
     with reading(where, "the crypto series (series of kind crypto, analysis.s5, analysis.strength)"):
@@ -450,6 +438,5 @@ def _render(doc: Result) -> str:
 def at_a_glance(doc: Result, present: set[str]) -> list[dict[str, Any]]:
     """The answer first: the run's key findings, each linking to the section it comes from (when
     the page has that section)."""
-    from .views.answers import key_findings
 
     return [{"text": f["text"], "section": f["section"], "linked": f["section"] in present} for f in key_findings(doc)]

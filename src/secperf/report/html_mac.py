@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.result_schema import Result
+from ..inputs.devices import devices
 from .html_env import cell, figure_view, frag, hcell
 from .plots import Plot
 
@@ -28,7 +29,6 @@ def cortexm_view(table: dict[str, Any] | None) -> dict[str, Any] | None:
     """Instructions per tag on the Cortex-M targets, next to the published cycles/byte."""
     if not table:
         return None
-    from ..inputs.devices import devices
 
     devs = devices()
     sizes = table["sizes"]

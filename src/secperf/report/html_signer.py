@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.result_schema import JwtDerived, Series, SignerDerived
+from ..model.tokens import signatures_per_hour
 from .html_env import cell, figure_view, frag, macro
 from .plots import Plot
 from .units import fmt_time_us
@@ -132,7 +133,6 @@ def per_call_table(series: Sequence[Series]) -> str:
 def lifetime_view(series: Sequence[Series], requests_per_hour: float = 3600.0) -> dict[str, Any] | None:
     """Signatures per hour and signing time per hour against token lifetime, for a device making
     one request per second, from each signer's measured fresh-JWT signing time."""
-    from ..model.tokens import signatures_per_hour
 
     # signing does not depend on the network: one row per signer, from its loopback series when there is one
     fresh: list[tuple[Series, float]] = []

@@ -8,7 +8,11 @@ default output that already fits 80 columns stays as it is; the option's help an
 
 from __future__ import annotations
 
+import textwrap
+
 from ..core.result_schema import Result, WhatifDerived
+from ..inputs import netspec as NS
+from ..inputs import se_profiles as SE
 
 
 def rows(doc: Result) -> list[tuple[str, str, str]]:
@@ -62,8 +66,6 @@ def rows(doc: Result) -> list[tuple[str, str, str]]:
 
 
 def _se_rows(names: list[str]) -> list[tuple[str, str, str]]:
-    from ..inputs import se_profiles as SE
-
     out = []
     for n in names:
         try:
@@ -79,8 +81,6 @@ def _se_rows(names: list[str]) -> list[tuple[str, str, str]]:
 
 
 def _network_rows(names: list[str]) -> list[tuple[str, str, str]]:
-    from ..inputs import netspec as NS
-
     table = NS.profile_table()
     out = []
     for n in names:
@@ -98,7 +98,6 @@ def _network_rows(names: list[str]) -> list[tuple[str, str, str]]:
 
 def sources_lines(doc: Result, width: int = 80) -> list[str]:
     """The list as terminal lines: the figure and its value, then its source indented and wrapped."""
-    import textwrap
 
     rs = rows(doc)
     if not rs:

@@ -12,7 +12,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..core.result_schema import CryptoDerived, HandshakeDerived, Result, Series, SignerDerived
+from .fit import print_table, shared_keys
+from .terminal_compare import measured_table
 from .units import fmt_bytes_per_s, fmt_rate, fmt_time_us
+from .views.answers import key_findings
+from .views.connect import series_rows, summary
 from .views.handshake import message_matrix, verifications
 
 FAMILY_TITLES = {
@@ -184,7 +188,6 @@ def strength_table(rows: list[dict[str, Any]], strength: int) -> Table:
 
 def compare_table(cmp: dict[str, Any]) -> Table:
     """The measured rows of `secperf compare` (every table of a comparison: terminal_compare.tables)."""
-    from .terminal_compare import measured_table
 
     return measured_table(cmp)
 
@@ -343,7 +346,6 @@ def _signer_tables(series: Sequence[Series], title: str) -> list[Table]:
 
 def connect_tables(doc: Result) -> list[Table]:
     """`secperf connect`: the S2-shaped summary, then every series with its phase medians."""
-    from .views.connect import series_rows, summary
 
     rows = series_rows(doc)
     if not rows:
@@ -437,7 +439,6 @@ GLANCE_TITLE = "At a glance"
 
 def glance_lines(doc: Result) -> list[str]:
     """The Result's answer in a few sentences (views/answers.py key_findings), one per line."""
-    from .views.answers import key_findings
 
     return [f["text"] for f in key_findings(doc)]
 
@@ -445,7 +446,6 @@ def glance_lines(doc: Result) -> list[str]:
 def print_result(console: Console, doc: Result, tables: Sequence[Table | str]) -> None:
     """What every command prints for a Result: "At a glance" first and once (when its rows allow a
     finding), then its tables fitted to the console's width (report/fit.py)."""
-    from .fit import print_table, shared_keys
 
     lines = glance_lines(doc)
     if lines:

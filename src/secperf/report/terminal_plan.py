@@ -8,7 +8,12 @@ from rich.table import Table
 
 from ..core.analysis_schema import PlanPattern
 from ..core.result_schema import Result
+from ..inputs import patterns as PS
+from ..model import energy as E
+from ..plan.measures import CATALOGUE
 from . import terminal_grid
+from .fit import print_table
+from .terminal import out_console
 from .views import plan as V
 from .views.plan import MARK, SHORT, fmt_bytes, fmt_j, fmt_ms, plans
 
@@ -28,12 +33,6 @@ def tables(doc: Result) -> list[Table]:
 
 
 def listing() -> None:
-    from ..inputs import patterns as PS
-    from ..model import energy as E
-    from ..plan.measures import CATALOGUE
-    from .fit import print_table
-    from .terminal import out_console
-
     con = out_console()
     t = Table(title="built-in patterns (secperf plan --pattern NAME)", title_justify="left")
     for c in ("pattern", "protocol", "schedule", "description"):

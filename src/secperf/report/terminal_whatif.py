@@ -8,7 +8,11 @@ from collections.abc import Sequence
 from rich.table import Table
 
 from ..core.result_schema import Result, Series
+from ..model import costs as C
+from ..model import flights as F
 from . import terminal_grid
+from .fit import print_table
+from .terminal import out_console
 from .views import whatif_tables as V
 from .views.whatif import whatif_series
 
@@ -26,11 +30,6 @@ def tables(doc: Result) -> list[Table]:
 
 
 def listing() -> None:
-    from ..model import costs as C
-    from ..model import flights as F
-    from .fit import print_table
-    from .terminal import out_console
-
     con = out_console()
     t = Table(title="what-if protocols", title_justify="left")
     t.add_column("protocol", justify="left")

@@ -9,6 +9,10 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from rich.text import Text
+
+from ..sim.sweep import NETWORK_INPUTS
+
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
@@ -171,8 +175,6 @@ def fits_unit(quantities: list[tuple[str, str]], to: str, floor: str = "0.1") ->
 
 
 def _cell_plain(cell: object) -> str | None:
-    from rich.text import Text
-
     if isinstance(cell, str):
         try:
             return Text.from_markup(cell).plain
@@ -185,7 +187,6 @@ def _cell_plain(cell: object) -> str | None:
 
 def _rewrite(cell: RenderableType, fam: str, to: str, keep_unit: bool) -> RenderableType:
     """The cell with every quantity of `fam` in unit `to` (the unit dropped when not keep_unit)."""
-    from rich.text import Text
 
     def sub(m: re.Match[str]) -> str:
         u = m.group("unit")
@@ -259,7 +260,6 @@ def axis_label(name: str | None) -> str:
     `--network` takes them: `rtt=200ms`, `lte-m, loss=1%` (units: sim/sweep.py NETWORK_INPUTS)."""
     if not name or "=" not in name:
         return name or ""
-    from ..sim.sweep import NETWORK_INPUTS
 
     parts = []
     for p in name.split(","):

@@ -19,6 +19,7 @@ from scipy.special import ndtri
 from ..core.errors import InputError
 from ..inputs import se_profiles as SE
 from ..model import network as N
+from ..model.flights import quic as FQ
 from ..model.predict import FlightPlan, Plan
 from . import recovery as RC
 from .chains import Chains, geometric_failures
@@ -328,8 +329,6 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
                     t0 = N.DTLS_TIMER_S
                     failed |= f > N.DTLS_MAX_RETRIES
                 elif e.transport.startswith("quic"):  # QUIC's probe timeout (model/flights/quic.py)
-                    from ..model.flights import quic as FQ
-
                     t0 = FQ.pto_s(e.transport, rtt)
                     failed |= f > FQ.MAX_PTO
                 else:

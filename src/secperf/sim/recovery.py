@@ -44,6 +44,7 @@ import numpy as np
 from ..model import flights as F
 from ..model import network as N
 from ..model.flights import dtls13 as F13
+from ..model.flights import quic as FQ
 
 if TYPE_CHECKING:
     from ..model.predict import FlightPlan
@@ -215,8 +216,6 @@ def _quic(
     st: State,
     exchange: int,
 ) -> Outcome:
-    from ..model.flights import quic as FQ
-
     out = legs[0]
     back = legs[1] if len(legs) > 1 else None
     o = Outcome.zeros(n)

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..core.errors import InputError
 from ..inputs import netspec as NS
+from ..inputs.vocabulary import group
 from ..model import flights as F
 from ..model import network as N
 
@@ -118,8 +119,6 @@ def parse(text: str | None) -> Sweep:
         if cur in NETWORK_INPUTS:
             out[cur] += _range(cur, v) if ".." in v else [_num(cur, v)]
         elif cur == "group":  # one vocabulary: old spellings (secp256r1, ecdh-p256) mapped with a note
-            from ..inputs.vocabulary import group
-
             out[cur].append(group(v, "--sweep group"))
         else:
             out[cur].append(v)

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
+
+from ..core.errors import InputError
 
 _T = TypeVar("_T")
 Note = Callable[[str], object]  # where a note line goes (the reporter's note)
@@ -218,7 +221,6 @@ def _same_key(x: object) -> Hashable:
             return f
     except ValueError:
         pass
-    import os
 
     return t if "/" in t or os.path.exists(t) else t.casefold()  # a file name keeps its case
 
@@ -265,7 +267,6 @@ def settle_lists(parser: argparse.ArgumentParser, args: argparse.Namespace, note
     MAX_LIST_ITEMS values, and the grid they make (the product of their lengths) at most
     MAX_LIST_PRODUCT rows unless the command bounds its own grid (--max-cells). Too many: an
     InputError (exit 2) naming the option(s) and the bound."""
-    from ..core.errors import InputError
 
     lists = []
     for a in _leaf_actions(parser, args):

@@ -6,19 +6,18 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from ..app import commands
+from ..app.can import CanOptions
+from .measuring import output
+from .output import Text
+
 if TYPE_CHECKING:
     from ..core.result_schema import Result
-    from .output import Text
 
 JUDGES_FAILURES = False
 
 
 def run(args: argparse.Namespace) -> Result | Text:
-    from ..app import commands
-    from ..app.can import CanOptions
-    from .measuring import output
-    from .output import Text
-
     if args.list_devices:
         return Text(commands.list_devices())
     return commands.can(CanOptions.from_namespace(args), output(args))

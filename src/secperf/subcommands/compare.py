@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import json
 
-if TYPE_CHECKING:
-    from .output import Rich, Text
+from ..app.reading import compare
+from ..report.terminal_compare import tables
+from .output import Rich, Text
 
 
 def run(args: argparse.Namespace) -> Text | Rich:
-    import json
-
-    from ..app.reading import compare
-    from ..report.terminal_compare import tables
-    from .output import Rich, Text
-
     cmp = compare(args.a, args.b, args.alpha, args.min_change, args.allow_partial, args.power)
     if args.json:
         return Text(json.dumps(cmp, indent=1) + "\n")

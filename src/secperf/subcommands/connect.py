@@ -6,17 +6,17 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from ..app import commands  # every option acts on a chosen protocol or is refused: cli (app/option_scope)
+from ..app.options import ConnectOptions
 from . import shared
 from .measuring import measure_options, output
 
 if TYPE_CHECKING:
-    from ..app.options import ConnectOptions
     from ..core.result_schema import Result
 
 
 def options(args: argparse.Namespace) -> ConnectOptions:
     """The app's ConnectOptions of the parsed arguments (a list not given stays None)."""
-    from ..app.options import ConnectOptions
 
     return ConnectOptions(
         protocols=args.protocol,
@@ -43,6 +43,4 @@ def options(args: argparse.Namespace) -> ConnectOptions:
 
 
 def run(args: argparse.Namespace) -> Result:
-    from ..app import commands  # every option acts on a chosen protocol or is refused: cli (app/option_scope)
-
     return commands.connect(options(args), output(args))

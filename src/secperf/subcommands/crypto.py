@@ -5,19 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from ..app import commands
 from .measuring import measure_options, no_network, output
+from .output import Rich
 
 if TYPE_CHECKING:
     from ..core.result_schema import Result
-    from .output import Rich
 
 
 def run(args: argparse.Namespace) -> Result | Rich:
-    from ..app import commands
-
     if args.list:
-        from .output import Rich
-
         return Rich([commands.list_algorithms()], fit=True)
     no_network(args)
     return commands.crypto(

@@ -10,26 +10,26 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from ..app import device as app
+from ..app.device_calibrate import CalibrateOptions
+from ..app.device_calibrate import run as calibrate
+from ..core.errors import InputError
+from ..inputs.vocabulary import groups
+from .measuring import output
+from .output import Exited, Text
+
 if TYPE_CHECKING:
     from ..app.runner import Output
     from ..core.result_schema import Result
-    from .output import Exited, Text
 
 
 def _output(args: argparse.Namespace) -> Output:
-    from .measuring import output
-
     return output(args, "device", args.device_cmd)
 
 
 def run(args: argparse.Namespace) -> Result | Text | Exited:
-    from ..app import device as app
-    from .output import Exited, Text
-
     d = app.DEFAULTS
     if args.device_cmd == "handshake":
-        from ..inputs.vocabulary import groups
-
         opts = app.HandshakeOptions(
             device=args.device,
             stack=args.stack or d["stack"],
@@ -47,8 +47,6 @@ def run(args: argparse.Namespace) -> Result | Text | Exited:
         )
         return app.run_handshakes(opts, _output(args))
     if args.device_cmd == "crypto" and (args.source or args.entry or args.harness or args.name):
-        from ..core.errors import InputError
-
         if not args.source or not args.entry:
             raise InputError(
                 "--source FILES and --entry FUNCTION go together (your own code); --harness and --name need them"
@@ -79,9 +77,6 @@ def run(args: argparse.Namespace) -> Result | Text | Exited:
             max_hours=args.max_hours,
         )
     if args.device_cmd == "calibrate":
-        from ..app.device_calibrate import CalibrateOptions
-        from ..app.device_calibrate import run as calibrate
-
         out, code = calibrate(
             CalibrateOptions(
                 args.log,

@@ -7,15 +7,17 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from ..app import server as app
+from ..app.cluster import require
+from ..core.errors import InputError
+from .measuring import output
+from .server import load_target
+
 if TYPE_CHECKING:
     from ..core.result_schema import Result
 
 
 def run(args: argparse.Namespace) -> Result:
-    from ..app import server as app
-    from ..core.errors import InputError
-    from .measuring import output
-
     backing_off = [p for p in (args.policy or []) if p in ("exponential", "decorrelated")]
     if args.cap < args.base and backing_off:  # before any capacity is measured
         raise InputError(
@@ -46,11 +48,9 @@ def run(args: argparse.Namespace) -> Result:
         allow_partial=args.allow_partial,
         max_hours=args.max_hours,
     )
-    from .server import load_target
 
     o.target = load_target(args)
     o.target_backlog = getattr(args, "target_backlog", None)  # [server].backlog of --system
-    from ..app.cluster import require
 
     o.cluster = require(args.cluster)  # Ray missing or a malformed address: exit 2 before anything runs
     if o.cluster and o.replay is None:

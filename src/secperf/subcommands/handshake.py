@@ -5,17 +5,17 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from ..app import commands
+from ..app.options import HandshakeExperimentOptions
 from . import shared
 from .measuring import measure_options, output
 
 if TYPE_CHECKING:
-    from ..app.options import HandshakeExperimentOptions
     from ..core.result_schema import Result
 
 
 def options(args: argparse.Namespace) -> HandshakeExperimentOptions:
     """The app's HandshakeExperimentOptions of the parsed arguments."""
-    from ..app.options import HandshakeExperimentOptions
 
     return HandshakeExperimentOptions(
         experiment=args.experiment,
@@ -29,6 +29,4 @@ def options(args: argparse.Namespace) -> HandshakeExperimentOptions:
 
 
 def run(args: argparse.Namespace) -> Result:
-    from ..app import commands
-
     return commands.handshake(options(args), output(args))

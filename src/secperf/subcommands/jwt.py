@@ -5,16 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from ..app import commands
+from ..app.options import JwtOptions
 from .measuring import measure_options, output
 
 if TYPE_CHECKING:
-    from ..app.options import JwtOptions
     from ..core.result_schema import Result
 
 
 def options(args: argparse.Namespace) -> JwtOptions:
     """The app's JwtOptions of the parsed arguments."""
-    from ..app.options import JwtOptions
 
     return JwtOptions(
         profiles=args.profile or ["iot-safe-sim"],
@@ -28,6 +28,4 @@ def options(args: argparse.Namespace) -> JwtOptions:
 
 
 def run(args: argparse.Namespace) -> Result:
-    from ..app import commands
-
     return commands.jwt(options(args), output(args))

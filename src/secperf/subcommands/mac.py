@@ -6,17 +6,17 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from ..app import commands
+from ..app.can import CanOptions
+from ..app.options import MacOptions
 from .measuring import measure_options, no_network, output
 
 if TYPE_CHECKING:
-    from ..app.options import MacOptions
     from ..core.result_schema import Result
 
 
 def options(args: argparse.Namespace) -> MacOptions:
     """The app's MacOptions of the parsed arguments (a list not given stays None: the default)."""
-    from ..app.can import CanOptions
-    from ..app.options import MacOptions
 
     return MacOptions(
         algs=args.alg,
@@ -30,7 +30,5 @@ def options(args: argparse.Namespace) -> MacOptions:
 
 
 def run(args: argparse.Namespace) -> Result:
-    from ..app import commands
-
     no_network(args)
     return commands.mac(options(args), output(args))

@@ -7,16 +7,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from ..app.options import MeasureOptions
-    from ..app.runner import Output
+from ..app.links import check_no_network
+from ..app.options import MeasureOptions
+from ..app.runner import Output
 
 
 def measure_options(args: argparse.Namespace) -> MeasureOptions:
     """The app's MeasureOptions of the parsed arguments."""
-    from ..app.options import MeasureOptions
 
     return MeasureOptions(
         n=args.n,
@@ -41,7 +39,6 @@ def command_line(*fallback: str) -> list[str]:
 
 def output(args: argparse.Namespace, *command: str) -> Output:
     """The app's Output of the parsed output options."""
-    from ..app.runner import Output
 
     return Output(
         out=args.out,
@@ -57,6 +54,5 @@ def output(args: argparse.Namespace, *command: str) -> Output:
 
 def no_network(args: argparse.Namespace, why: str | None = None) -> None:
     """--network of a command that runs no link: only loopback (app/links.check_no_network)."""
-    from ..app.links import check_no_network
 
     check_no_network(args.network, why)

@@ -12,15 +12,16 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from ..app import mqtt_load as app
+from ..app.cluster import require
+from ..core.errors import InputError
+from .measuring import output
+
 if TYPE_CHECKING:
     from ..core.result_schema import Result
 
 
 def run(args: argparse.Namespace) -> Result:
-    from ..app import mqtt_load as app
-    from ..core.errors import InputError
-    from .measuring import output
-
     target = None
     if args.target:
         given = [
@@ -84,7 +85,6 @@ def run(args: argparse.Namespace) -> Result:
         capacity_s=args.capacity_seconds,
         seed=args.seed,
     )
-    from ..app.cluster import require
 
     cluster = require(args.cluster)  # Ray missing or a malformed address: exit 2 before anything runs
     return app.run(c, output(args), target, max_hours=args.max_hours, cluster=cluster)

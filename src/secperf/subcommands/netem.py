@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .output import Exited, Text
+from ..app import netem
+from ..core.errors import InputError
+from .output import Exited, Text
 
 
 def run(args: argparse.Namespace) -> Text | Exited:
-    from ..app import netem
-    from ..core.errors import InputError
-    from .output import Exited, Text
-
     act = args.netem_command
     if act is None:
         raise InputError("netem: give an action: list, check, sweep or run")

@@ -25,6 +25,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..app.reporter import Reporter
+from ..app.runner import result_tables
+from ..core import result as R
+from ..core.errors import EXIT_FAILURES, EXIT_OK
+from ..report import terminal
+from ..report.fit import print_table
+from ..report.sources import sources_lines
+from ..report.terminal import err_console, out_console, progress_bar
 from .streams import KEPT, write_stdout
 
 if TYPE_CHECKING:
@@ -63,14 +70,10 @@ class TerminalReporter(Reporter):
         sys.stdout.flush()
 
     def status(self, text: str) -> None:
-        from ..report.terminal import err_console
-
         err_console().print(text)
 
     @contextlib.contextmanager
     def progress(self, total: int, label: str, quiet: bool = False) -> Iterator[Callable[..., None]]:
-        from ..report.terminal import err_console, progress_bar
-
         con = err_console()
         con.quiet = quiet
         with progress_bar(con, total, label) as update:
@@ -85,13 +88,9 @@ def show(value: Result | Text | Rich | Exited, args: argparse.Namespace, judges_
         (sys.stderr if value.stream == "stderr" else sys.stdout).write(value.text)
         return value.exit_code
     if isinstance(value, Rich):
-        from ..report.terminal import out_console
-
         con = out_console()
         for item in value.items:
             if value.fit and not isinstance(item, str):
-                from ..report.fit import print_table
-
                 print_table(con, item)
             else:
                 con.print(item)
@@ -108,7 +107,6 @@ def run_paths(doc: Result, args: argparse.Namespace) -> tuple[Path, Path]:
 def failure_exit(doc: Result, max_failure_share: float = 0.0) -> tuple[int, str | None]:
     """Exit code of a finished measurement and, when it is 1, the line that says why: more than
     `max_failure_share` of its series failed (or are partial)."""
-    from ..core.errors import EXIT_FAILURES, EXIT_OK
 
     failed = [s for s in doc.series if s.status in ("failed", "partial")]
     share = len(failed) / max(1, len(doc.series))
@@ -121,10 +119,6 @@ def failure_exit(doc: Result, max_failure_share: float = 0.0) -> tuple[int, str 
 
 
 def show_result(doc: Result, args: argparse.Namespace, judges_failures: bool = True) -> int:
-    from ..app.runner import result_tables
-    from ..core import result as R
-    from ..report import terminal
-
     result_path, report_path = run_paths(doc, args)
     KEPT.append(result_path)
     if getattr(args, "json", False):
@@ -132,8 +126,6 @@ def show_result(doc: Result, args: argparse.Namespace, judges_failures: bool = T
     else:
         terminal.print_result(terminal.out_console(), doc, result_tables(doc, doc.params))
         if getattr(args, "sources", False):  # whatif/plan --sources: each figure's source (report/sources.py)
-            from ..report.sources import sources_lines
-
             con = terminal.out_console()
             for line in sources_lines(doc, con.width):
                 con.print(line, highlight=False, markup=False, soft_wrap=True)
@@ -150,7 +142,6 @@ def show_result(doc: Result, args: argparse.Namespace, judges_failures: bool = T
 
 def show_interrupted(exc: Interrupted, args: argparse.Namespace) -> int:
     """An interrupted measurement: its partial Result as a finished one is shown, then where it is."""
-    from ..report.terminal import err_console
 
     doc = exc.result
     if doc is None:  # cli.main calls this only for an interruption that left a partial Result

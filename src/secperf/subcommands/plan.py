@@ -4,27 +4,30 @@ latency, energy and bytes. Parsing only; secperf.app.plan runs it."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
+
+from ..app import plan as A
+from ..app.cluster import require
+from ..core.errors import InputError
+from ..inputs import vocabulary as V
+from ..inputs.system import load_system, pattern
+from ..report.terminal_plan import listing
+from . import shared
+from .output import Exited
+from .system_args import Merge, in_file_words
 
 if TYPE_CHECKING:
     from ..app.plan_options import PlanOptions
     from ..core.result_schema import Result
-    from .output import Exited
 
 JUDGES_FAILURES = False  # a plan's Result is judged by its verdicts, not by failed rows
 
 
 def run(args: argparse.Namespace) -> Result | Exited:
-    from ..app import plan as A
-    from ..core.errors import InputError
-    from .output import Exited
-
     if args.list:
-        from ..report.terminal_plan import listing
-
         listing()
         return Exited(0)
-    from ..app.cluster import require
 
     require(args.cluster)  # Ray missing or a malformed address: exit 2 before any work
     o = options(args)
@@ -32,19 +35,12 @@ def run(args: argparse.Namespace) -> Result | Exited:
     try:
         return A.run(o)
     except InputError as exc:  # about a value the --system file gave: the file's key path, not an option
-        from .system_args import in_file_words
-
         raise in_file_words(exc, args.system, getattr(args, "system_taken", None) or {}) from None
 
 
 def options(args: argparse.Namespace) -> PlanOptions:
     """The PlanOptions of the parsed arguments, with a --system file's values under them (the command
     line overrides the file, with a note: subcommands/system_args.py)."""
-    import sys
-
-    from ..app import plan as A
-    from ..core.errors import InputError
-    from ..inputs import vocabulary as V
 
     key = args.key
     if args.se is not None:
@@ -62,13 +58,9 @@ def options(args: argparse.Namespace) -> PlanOptions:
     file_key = None
     stack, config = args.stack, args.config
     stack_from = config_from = None
-    from . import shared
 
     shared.check_device_build(device or args.system, stack, config)
     if args.system:
-        from ..inputs.system import load_system, pattern
-        from .system_args import Merge
-
         ls = load_system(args.system)
         s, system = ls.system, args.system
         m = Merge(args.system)

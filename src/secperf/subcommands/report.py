@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .output import Text
+from ..app.reading import report
+from .output import Text
 
 
 def run(args: argparse.Namespace) -> Text:
-    from ..app.reading import report
-    from .output import Text
-
     written = report(args.result, args.output, getattr(args, "figures", None), args.allow_partial)
     return Text("".join(f"{what}: {path}\n" for what, path in written), stream="stderr")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from ..app.scenario import run_scenario
 from .measuring import measure_options, no_network, output
 
 if TYPE_CHECKING:
@@ -17,7 +18,5 @@ NO_NETWORK = (
 
 
 def run(args: argparse.Namespace) -> Result:
-    from ..app.scenario import run_scenario
-
     no_network(args, NO_NETWORK)
     return run_scenario(args.scenario, measure_options(args), output(args))

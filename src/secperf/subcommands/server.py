@@ -5,7 +5,16 @@ offloaded to the token behind the latency shim, busy-poll or sleep). Parsing onl
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ..app import server as app
+from ..app.cluster import require
+from ..core.errors import InputError
+from ..inputs.system import load_system
+from ..measure.server_target import parse_load_target
+from .measuring import output
+from .system_args import in_file_words
 
 if TYPE_CHECKING:
     from ..core.result_schema import Result
@@ -17,10 +26,6 @@ TARGET_COMPANIONS = ("target_app", "ca", "servername", "client_cert", "client_ke
 
 def _from_system(args: argparse.Namespace) -> None:
     """--system FILE.toml: its [server] table under the command line's own --target options."""
-    from pathlib import Path
-
-    from ..core.errors import InputError
-    from ..inputs.system import load_system
 
     sysf = load_system(args.system, "--system")
     srv = sysf.s.server
@@ -48,7 +53,6 @@ def _from_system(args: argparse.Namespace) -> None:
 
 def load_target(args: argparse.Namespace, protocol: str = "tls") -> LoadTarget | None:
     """The parsed --target (None without it); a companion option without --target is exit 2."""
-    from ..core.errors import InputError
 
     if getattr(args, "system", None):
         _from_system(args)
@@ -57,7 +61,6 @@ def load_target(args: argparse.Namespace, protocol: str = "tls") -> LoadTarget |
             if getattr(args, opt, None):
                 raise InputError(f"--{opt.replace('_', '-')} applies to --target HOST:PORT: give --target too")
         return None
-    from ..measure.server_target import parse_load_target
 
     try:
         return parse_load_target(
@@ -73,16 +76,10 @@ def load_target(args: argparse.Namespace, protocol: str = "tls") -> LoadTarget |
             args.ciphers,
         )
     except InputError as exc:  # about a value the --system file gave: the file's key path, not an option
-        from .system_args import in_file_words
-
         raise in_file_words(exc, args.system, getattr(args, "system_taken", None) or {}) from None
 
 
 def run(args: argparse.Namespace) -> Result:
-    from ..app import server as app
-    from ..core.errors import InputError
-    from .measuring import output
-
     auth = [a == "on" for a in args.client_auth]
     if args.procs is not None and not 1 <= args.procs <= 64:
         raise InputError(f"--procs {args.procs}: give 1..64")
@@ -111,7 +108,6 @@ def run(args: argparse.Namespace) -> Result:
         target=target,
         max_hours=args.max_hours,
     )
-    from ..app.cluster import require
 
     o.cluster = require(args.cluster)  # Ray missing or a malformed address: exit 2 before anything runs
     return app.run(o, output(args))

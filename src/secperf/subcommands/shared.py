@@ -4,8 +4,13 @@ MODULES), and the checks every command's parsed options pass before it runs (`ch
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
+from .. import subcommands
+from ..app.reporter import reporter
+from ..core.errors import InputError, OutputError
+from ..core.store import check_output_path
 from . import argtypes
 
 
@@ -14,8 +19,6 @@ def target_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     if not getattr(args, "connect", None):
         for opt in ("ca", "servername", "client_cert", "client_key"):
             if getattr(args, opt, None):
-                from ..core.errors import InputError
-
                 raise InputError(f"--{opt.replace('_', '-')} applies to your own server: give --connect HOST:PORT too")
         return {}
     return {
@@ -38,7 +41,6 @@ OUTPUT_DIRS = {"out": "--out", "figures": "--figures"}
 def input_paths(args: argparse.Namespace) -> list[str]:
     """Every string value of the parsed options that names an existing path, outputs excepted (a
     directory given as a Result stands for its result.json)."""
-    import os
 
     out: list[str] = []
     for dest, value in vars(args).items():
@@ -59,8 +61,6 @@ def input_paths(args: argparse.Namespace) -> list[str]:
 def settle_lists(args: argparse.Namespace) -> None:
     """The command's comma lists as a whole (argtypes.settle_lists): repeats folded with a note,
     sizes and the grid bounded, before anything runs."""
-    from .. import subcommands
-    from ..app.reporter import reporter
 
     module = subcommands.module_of(getattr(args, "command", None))
     if module is None:
@@ -74,10 +74,6 @@ def settle_lists(args: argparse.Namespace) -> None:
 def check_outputs(args: argparse.Namespace) -> None:
     """Before a command does anything: no output file is an input, a Result, or another output's
     file, and each can be written where it is named (core/store.check_output_path)."""
-    import os
-
-    from ..core.errors import OutputError
-    from ..core.store import check_output_path
 
     settle_lists(args)
     inputs = input_paths(args)
@@ -104,7 +100,6 @@ def check_outputs(args: argparse.Namespace) -> None:
 def check_device_build(device: object, stack: object, config: object) -> None:
     """--stack and --config choose the library of a core's counts: without a device they would act on
     nothing (exit 2 naming both)."""
-    from ..core.errors import InputError
 
     if (stack or config) and not device:
         raise InputError(

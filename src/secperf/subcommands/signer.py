@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from ..app import commands
 from .measuring import measure_options, no_network, output
+from .output import Text
 
 if TYPE_CHECKING:
     from ..core.result_schema import Result
-    from .output import Text
 
 NO_NETWORK = (
     "secperf signer times token operations alone, with no network path; drop --network. For "
@@ -19,13 +20,9 @@ NO_NETWORK = (
 
 
 def run(args: argparse.Namespace) -> Result | Text:
-    from ..app import commands
-
     no_network(args, NO_NETWORK)
     profiles = args.profile or ["iot-safe-sim"]
     if profiles == ["list"]:
-        from .output import Text
-
         return Text(commands.list_profiles())
     return commands.signer(
         profiles,

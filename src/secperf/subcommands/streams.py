@@ -11,10 +11,14 @@ nothing of secperf.app."""
 from __future__ import annotations
 
 import contextlib
+import io
+import os
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, TextIO, cast
+
+from ..core.errors import EXIT_BAD_INPUT
 
 
 class GuardedStream:
@@ -30,8 +34,6 @@ class GuardedStream:
         self.name, self.raw, self.failed = name, raw, ("is closed" if raw is None else None)
 
     def _fail(self, exc: BaseException) -> None:
-        import os
-
         if self.failed is None:
             self.failed = f"cannot be written ({getattr(exc, 'strerror', None) or exc})"
         with contextlib.suppress(Exception):
@@ -71,8 +73,6 @@ class GuardedStream:
 
     def fileno(self) -> int:
         if self.raw is None:
-            import io
-
             raise io.UnsupportedOperation(f"{self.name} is closed")
         return self.raw.fileno()
 
@@ -135,7 +135,6 @@ def say(line: str) -> None:
 def stream_failures(command: str | None, code: int) -> int:
     """After a command: when stdout or stderr failed, one line saying which and where its Result is kept,
     on the stream that still works, and exit 2 (a command that already failed keeps its own code)."""
-    from ..core.errors import EXIT_BAD_INPUT
 
     failed = [(s.name, why) for s in (sys.stdout, sys.stderr) if (why := getattr(s, "failed", None)) is not None]
     if not failed:

@@ -8,8 +8,10 @@ subcommand (not in subcommands.MODULES)."""
 
 from __future__ import annotations
 
+import re
 from typing import TypeVar
 
+from ..core.errors import InputError
 from ..inputs.vocabulary import note
 
 _T = TypeVar("_T")
@@ -48,9 +50,6 @@ def in_file_words(exc: BaseException, path: str, taken: dict[str, str]) -> BaseE
     """An InputError about an option whose value the command took from the system file, said in the
     file's words: `--server-cert: unknown key type` becomes `--system FILE: [protocol].server_cert:
     unknown key type` (the user never wrote --server-cert). Other errors are returned as they are."""
-    import re
-
-    from ..core.errors import InputError
 
     if not isinstance(exc, InputError) or not taken:
         return exc

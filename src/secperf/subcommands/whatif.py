@@ -4,29 +4,32 @@ models, cost tables and a Monte Carlo over the link. Parsing only; secperf.app.w
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING, Any
 
+from ..app import whatif as W
+from ..app.cluster import require
+from ..core.errors import InputError
+from ..inputs import vocabulary as V
+from ..inputs.system import load_system
+from ..inputs.vocabulary import note
+from ..model.flights import HANDSHAKES
+from ..report.terminal_whatif import listing
 from . import shared
+from .output import Exited
+from .system_args import Merge, in_file_words
 
 if TYPE_CHECKING:
     from ..app.whatif import WhatifOptions
     from ..core.result_schema import Result
-    from .output import Exited
 
 JUDGES_FAILURES = False  # a prediction's Result: its failed rows do not make the command fail
 
 
 def run(args: argparse.Namespace) -> Result | Exited:
-    from ..app import whatif as W
-    from ..core.errors import InputError
-    from .output import Exited
-
     if args.list:
-        from ..report.terminal_whatif import listing
-
         listing()
         return Exited(0)
-    from ..app.cluster import require
 
     require(args.cluster)  # Ray missing or a malformed address: exit 2 before any work
     o = options(args)
@@ -34,14 +37,11 @@ def run(args: argparse.Namespace) -> Result | Exited:
     try:
         return W.run(o)
     except InputError as exc:  # about a value the --system file gave: the file's key path, not an option
-        from .system_args import in_file_words
-
         raise in_file_words(exc, args.system, taken or {}) from None
 
 
 def _server_certs(args: argparse.Namespace) -> list[str]:
     """--server-cert, and the old --cert with a note (accepted for this release)."""
-    from ..inputs.vocabulary import note
 
     if args.old_cert:
         note("--cert is renamed --server-cert (the name `secperf device handshake` uses); accepted for this release")
@@ -51,11 +51,6 @@ def _server_certs(args: argparse.Namespace) -> list[str]:
 def options(args: argparse.Namespace) -> WhatifOptions:
     """The WhatifOptions of the parsed arguments, with a --system file's values under them (the
     command line overrides the file, with a note: subcommands/system_args.py)."""
-    import sys
-
-    from ..app import whatif as W
-    from ..core.errors import InputError
-    from ..inputs import vocabulary as V
 
     protocols, networks, keys = args.protocol or [], args.network, args.key or []
     groups = V.groups(args.group) if args.group else []
@@ -63,9 +58,6 @@ def options(args: argparse.Namespace) -> WhatifOptions:
     device, stack, config = args.device, args.stack, args.config
     stack_from = config_from = None
     if args.system:
-        from ..inputs.system import load_system
-        from .system_args import Merge
-
         s = load_system(args.system).system
         m = Merge(args.system)
         args.system_taken = m.taken
@@ -79,7 +71,6 @@ def options(args: argparse.Namespace) -> WhatifOptions:
         handshakes = m.pick("--handshake", handshakes, "[protocol].handshakes", s.protocol.handshakes)
         if "PROTOCOL" in m.overridden and not args.handshake and handshakes:
             # the file's handshakes belong to its protocol: those another protocol lacks are dropped, said
-            from ..model.flights import HANDSHAKES
 
             fit = [h for h in handshakes if all(h in HANDSHAKES.get(p, ()) for p in protocols)]
             if fit != handshakes:

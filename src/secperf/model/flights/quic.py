@@ -29,6 +29,8 @@ import math
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from .. import network as N
 from . import base as F
 
@@ -53,7 +55,6 @@ def pto_s(transport: str, rtt_s: float, answer_s: Any = 0.0, samples: int = 1) -
     rttvar: the first sets rttvar = sample / 2 (3 x sample), each further equal one takes rttvar to
     3/4 of itself (aioquic's recovery.py: a datagram that acknowledges the Initial and the Handshake
     space gives two; 2.5 x sample). rttvar counts at least the 1 ms granularity."""
-    import numpy as np
 
     if transport in ("quic-initial", "quic-0rtt"):
         return 2 * INITIAL_RTT_S

@@ -20,6 +20,8 @@ from ...core.errors import ResultError
 from ...core.result_schema import CryptoDerived, DeviceDerived, HandshakeDerived, Result, Series, WhatifDerived
 from ..units import axis_label, fmt_time_us
 from .connect import summary as connect_summary
+from .server import capacity_row, configs
+from .whatif import predicted_vs_measured, whatif_series
 
 PROTO_NAMES = {"https": "HTTPS", "mqtt": "MQTT/TLS", "coap": "CoAP/DTLS", "vpn": "TLS VPN"}
 
@@ -225,7 +227,6 @@ def crypto_findings(doc: Result) -> list[Finding]:
 
 def whatif_findings(doc: Result) -> list[Finding]:
     """How far the predictions were from this run's measurements, and what they say beyond them."""
-    from .whatif import predicted_vs_measured
 
     rows = predicted_vs_measured(doc)
     if not rows:
@@ -360,7 +361,6 @@ def _scenario(s: Series) -> str:
 def prediction_findings(doc: Result) -> list[Finding]:
     """A what-if without measurements: per link the fastest and slowest prediction (P95), the range
     over a sweep, and what security adds where a baseline was predicted."""
-    from .whatif import whatif_series
 
     ws = [s for s in whatif_series(doc) if s.labels.get("security", "on") != "off"]
     if not ws:
@@ -417,7 +417,6 @@ def plan_findings(doc: Result) -> list[Finding]:
 
 def server_findings(doc: Result) -> list[Finding]:
     """Per server configuration: the highest rate measured and the server's CPU per handshake there."""
-    from .server import capacity_row, configs
 
     out: list[Finding] = []
     parts = []
@@ -455,7 +454,6 @@ def fleet_findings(doc: Result) -> list[Finding]:
 
 def _whatif(doc: Result) -> list[Finding]:
     """Predictions next to this run's measurements when it measured any, else the predictions alone."""
-    from .whatif import predicted_vs_measured
 
     measured = any(r["measured_p50_us"] is not None for r in predicted_vs_measured(doc))
     return whatif_findings(doc) if measured else prediction_findings(doc)

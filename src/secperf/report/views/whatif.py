@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ...core.result_schema import Result, Series, WhatifDerived
 
 Cell = tuple[Any, Any, Any, Any]  # (protocol, key source, handshake, network) as the labels state them
@@ -47,8 +49,6 @@ def predicted_vs_measured(doc: Result) -> list[dict[str, Any]]:
         p50 = m.p50_us if m is not None else None
         p95 = None
         if m is not None and m.values_us:
-            import numpy as np
-
             p95 = float(np.percentile(m.values_us, 95))
         rows.append(
             {

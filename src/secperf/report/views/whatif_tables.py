@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from ...core.errors import ResultError
 from ...core.result_schema import Result, Series, WhatifDerived
+from ...sim.sweep import NETWORK_INPUTS
 from ..units import axis_label, fmt_time_us
 from .grid import Grid
 from .protocols import COLUMNS, comparison_cells, comparison_rows, mixed_libraries
@@ -265,7 +266,6 @@ BAR = 20  # the tornado's longest bar, in characters (fits beside the numbers at
 
 def sweep_value(axis: str, v: object) -> str:
     """A swept input's value with its unit (rtt 200 ms, loss 1 %, rate 64 kbit/s); names as given."""
-    from ...sim.sweep import NETWORK_INPUTS
 
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         unit = NETWORK_INPUTS.get(axis)

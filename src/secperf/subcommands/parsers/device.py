@@ -41,7 +41,6 @@ CONFIG_HELP = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-
     sub = p.add_subparsers(dest="device_cmd", metavar="{handshake,crypto,calibrate,list,build}")
     hs = sub.add_parser("handshake", help="per-message instruction counts of TLS handshakes, cold and warm")
     hs.add_argument(

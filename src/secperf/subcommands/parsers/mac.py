@@ -20,7 +20,6 @@ HELP = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-
     p.add_argument(
         "--alg", action="extend", type=comma_list(), metavar="NAMES", help=f"MACs (default {MAC_DEFAULT_ALGS})"
     )

@@ -39,11 +39,3 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     nr.add_argument("--stats", action="store_true", help="print the relay's final counters as JSON on stderr")
     nr.add_argument("cmd", nargs="*", help="-- CMD [ARGS...]")
     common.wait_options(nr)
-
-
-def split_argv(argv: list[str]) -> tuple[list[str], list[str] | None]:
-    """`netem run ... -- CMD`: everything after -- is the command, verbatim (argparse would read it)."""
-    if argv[:2] == ["netem", "run"] and "--" in argv:
-        i = argv.index("--")
-        return argv[:i], argv[i + 1 :]
-    return argv, None

@@ -19,7 +19,6 @@ HELP = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-
     p.add_argument(
         "--pattern",
         action="extend",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ...inputs.vocabulary import HANDSHAKES
+from ...inputs.handshakes import HANDSHAKES
 from .. import argtypes
 from ..argtypes import count, nonneg, off_measure_or_ms, positive, seed
 from . import common
