@@ -49,9 +49,9 @@ MARK = "SECPERF-BAD-INPUT-SWEEP: accepted"
 # real measure_and_write still checks and writes the outputs), plan's simulation, device build and
 # the server-side measurement of fleet. It prints MARK when a command got past its validation.
 STUB = (
-    r'''
+    rf'''
 import sys
-MARK = %r
+MARK = {MARK!r}
 
 def accepted():
     print(MARK, file=sys.stderr, flush=True)
@@ -84,7 +84,6 @@ if sys.argv[1:3] == ["device", "build"]:  # building is the whole command: stop 
     device_build.ensure_built = ensure_built
 sys.exit(cli.main(sys.argv[1:]))
 '''
-    % MARK
 )
 
 
@@ -359,15 +358,16 @@ def _fixtures_round3(d: Path, real_exe: list[str]) -> None:
     (d / "deep-tables.toml").write_text("[" + ".".join(["t"] * 80) + "]\nx = 1\n")
     (d / "many-keys.toml").write_text("[crypto]\n" + "".join(f"k{i} = 1\n" for i in range(90_000)))
     (d / "scenario.toml").write_text('[crypto]\n[[crypto.select]]\nalg = ["sha256"]\nsize = [16]\n')
+    import datetime as dt
+
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
-    import datetime as dt
 
     def pair(cn):
         k = ec.generate_private_key(ec.SECP256R1())
         name = x509.Name([x509.NameAttribute(x509.oid.NameOID.COMMON_NAME, cn)])
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         c = (
             x509.CertificateBuilder()
             .subject_name(name)
@@ -619,7 +619,7 @@ def cases() -> list[tuple[str, list[str], dict]]:
         ["--max-failure-share", "2"],
         ["--max-failure-share", "nan"],
     ]
-    for cmd, base in measuring.items():
+    for _cmd, base in measuring.items():
         for opt in common:
             add(base + opt)
     # crypto

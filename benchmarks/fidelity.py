@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 
 from secperf.core import host
-from secperf.measure import crypto as C
 from secperf.inputs.algorithms import Row, catalog
+from secperf.measure import crypto as C
 
 # (label, secperf alg, op, size, openssl speed args, how to read the -mr line)
 CASES = [

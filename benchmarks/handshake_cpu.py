@@ -29,9 +29,9 @@ import tempfile
 from pathlib import Path
 
 from secperf.core import host
+from secperf.core.native import find_probe
 from secperf.lab.pki import LabPKI
 from secperf.lab.services import SServer
-from secperf.core.native import find_probe
 
 SUITE = "TLS_AES_128_GCM_SHA256"
 TARGET = 1.05
@@ -136,7 +136,7 @@ def main() -> int:
     ratio = statistics.median(x["ratio_user"] for x in rows)
     ratio_lib = statistics.median(x["ratio_lib_cpu"] for x in rows)
     ok = ratio <= TARGET
-    print(f"client CPU per full TLS 1.3 handshake (x25519, RSA-2048), breakdown on:")
+    print("client CPU per full TLS 1.3 handshake (x25519, RSA-2048), breakdown on:")
     print(
         f"  s_time -new          {statistics.median(x['s_time_user_us'] for x in rows):8.0f} µs user CPU per connection"
     )

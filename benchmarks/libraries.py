@@ -48,9 +48,9 @@ import time
 from pathlib import Path
 
 from secperf.core.errors import SetupError
+from secperf.inputs.algorithms import for_libraries, select
 from secperf.measure import backends
 from secperf.measure.crypto import CryptoParams, measure_row
-from secperf.inputs.algorithms import for_libraries, select
 
 CASES = (("rsa-2048", "sign"), ("rsa-2048", "verify"), ("ecdsa-p256", "sign"), ("ecdsa-p256", "verify"))
 BAND = (0.95, 1.05)

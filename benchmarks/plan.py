@@ -44,9 +44,10 @@ def main() -> int:
         if os.geteuid() != 0:
             print("--verify needs root (emulated links in network namespaces)")
             return 1
-        from secperf.core import host, result as R
-        from secperf.core.store import RunStore
         from secperf.app.plan_verify import verify
+        from secperf.core import host
+        from secperf.core import result as R
+        from secperf.core.store import RunStore
 
         out = tempfile.mkdtemp(prefix="secperf-plan-bench-")
         run = RunStore(out).create("plan")

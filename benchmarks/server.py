@@ -30,7 +30,6 @@ import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from secperf.lab.pki import LabPKI

@@ -19,9 +19,9 @@ import tempfile
 from pathlib import Path
 
 from secperf.core import host
-from secperf.lab.token import LabToken
 from secperf.core.native import find_native, find_shim
 from secperf.inputs.se_profiles import get_profile, write_shim_config
+from secperf.lab.token import LabToken
 
 TARGET_NS = 50_000
 

@@ -254,7 +254,9 @@ def main() -> int:
         sc = CELLS[c][1]
         # each round predicted from the mean of the calibrations before and after it
         rt = [t for r, _ in got for t in tables[r : r + 2]]  # pooled over the calibration before and after
-        link = N.with_path_floor(N.from_spec(NS.parse(net), coap_random_factor=1.0), floor)  # the pair: no random factor
+        link = N.with_path_floor(
+            N.from_spec(NS.parse(net), coap_random_factor=1.0), floor
+        )  # the pair: no random factor
         if wakes.get((c, net)):
             link = N.with_host_wakeups(link, wakes[(c, net)])
         pr = predict(sc, rt, link, len(vals))

@@ -43,8 +43,7 @@ def run(argv: list[str], out: Path, name: str, reuse: bool) -> dict:
         return json.loads(f.read_text())
     p = subprocess.run(
         [SECPERF, *argv, "--json", "--no-report", "--out", str(out / "results")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         text=True,
         timeout=1800,
     )

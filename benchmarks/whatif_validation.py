@@ -233,7 +233,7 @@ def run(cmd: list[str], log: Path, timeout_s: float) -> dict:
                 cmd, stdout=subprocess.PIPE, stderr=f, text=True, timeout=timeout_s, preexec_fn=_term_with_parent
             )
         except subprocess.TimeoutExpired:
-            raise SystemExit(f"{' '.join(cmd)} took more than {timeout_s:g} s (--command-timeout); see {log}")
+            raise SystemExit(f"{' '.join(cmd)} took more than {timeout_s:g} s (--command-timeout); see {log}") from None
     if r.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} exited {r.returncode}; see {log}")
     doc = json.loads(r.stdout)
@@ -527,7 +527,12 @@ def main() -> int:
             if net != "loopback" and all(v is not None for v in rtts.values()):
                 r2 = predict(
                     [
-                        plan_for(sc, tables[k], N.from_spec(NS.parse(_with_rtt(net, rtts[k])), coap_random_factor=1.0), metric)
+                        plan_for(
+                            sc,
+                            tables[k],
+                            N.from_spec(NS.parse(_with_rtt(net, rtts[k])), coap_random_factor=1.0),
+                            metric,
+                        )
                         for k, _ in got
                     ],
                     metric,

@@ -49,7 +49,7 @@ class Runner:
         cmd = [sys.executable, "-m", "secperf", *args, "--json", "--no-report", "--out", str(self.out)]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
         print("  $ secperf " + " ".join(args), file=sys.stderr)
-        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
         if r.returncode not in (0, 1) or not r.stdout.strip():
             raise SystemExit(f"docs_figures: `secperf {' '.join(args)}` exited {r.returncode}:\n{r.stderr[-2000:]}")
         return json.loads(r.stdout)

@@ -157,7 +157,9 @@ def test_whatif_calibrated_from_a_connect_edhoc_result_reproduces_its_loopback_r
     s = doc.series[0]
     table = C.calibrate(doc)
     assert C.scenario_key("edhoc", "m3-kid", "software") in table.measured
-    plan = P.plan(F.Scenario(protocol="edhoc", handshake="m3-kid", group="p-256"), table, N.from_spec(NS.parse("loopback")))
+    plan = P.plan(
+        F.Scenario(protocol="edhoc", handshake="m3-kid", group="p-256"), table, N.from_spec(NS.parse("loopback"))
+    )
     pred = float(np.median(M.simulate_chunk(plan, np.random.default_rng(1), 4000)["usable"])) * 1e6
     # the base: residuals are fitted so that the loopback prediction is the calibration row itself
     assert pred == pytest.approx(s.summary.p50_us, rel=0.15)

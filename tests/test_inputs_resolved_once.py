@@ -188,7 +188,11 @@ def test_the_model_and_the_planner_take_the_resolved_profile_and_link():
     from secperf.model import predict as P
     from secperf.plan import planner as PL
 
-    sc, table, link = F.Scenario("mqtt", key="se:iot-safe-sim:cold"), C.load_table(), N.from_spec(NS.parse("delay=10ms"))
+    sc, table, link = (
+        F.Scenario("mqtt", key="se:iot-safe-sim:cold"),
+        C.load_table(),
+        N.from_spec(NS.parse("delay=10ms")),
+    )
     with pytest.raises(InternalError, match="resolved"):
         P.plan(sc, table, link)
     with pytest.raises(InternalError, match="resolved"):
@@ -259,7 +263,9 @@ def test_the_command_layer_reads_the_profile_catalogue_once(monkeypatch):
     cfgs = connect_configs(["mqtt"], ["se:iot-safe-sim", "token"], ["full"], None, ["mtls"], profiles=known)
     got = key_profiles(cfgs, known=known)
     assert reads == [] and {"iot-safe-sim", "softhsm"} <= set(got) and got["iot-safe-sim"] is known["iot-safe-sim"]
-    rows = [S.ServerConfig("nginx", "rsa-2048", f"offload:{p}:{w}") for p in ("atecc608", "rsa-card-1998") for w in S.WAITS]
+    rows = [
+        S.ServerConfig("nginx", "rsa-2048", f"offload:{p}:{w}") for p in ("atecc608", "rsa-card-1998") for w in S.WAITS
+    ]
     resolved = with_profiles([S.ServerConfig("nginx", "rsa-2048"), *rows])
     assert len(reads) == 1 and resolved[0].profile is None
     assert [c.offloaded()[0].name for c in resolved[1:]] == ["atecc608", "atecc608", "rsa-card-1998", "rsa-card-1998"]

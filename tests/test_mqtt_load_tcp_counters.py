@@ -4,16 +4,11 @@ taking the generator's kernel's SYN timers (Linux >= 6.5: tcp_syn_linear_timeout
 from __future__ import annotations
 
 import socket
-import sys
 import time
-
-import pytest
 
 from secperf.app.mqtt_load import storm_vs_model
 from secperf.measure.mqtt_load import MqttLoadConfig
 from secperf.measure.tcp_counters import COUNTERS, counters_between, parse_netstat, tcp_counters, tcp_sysctls
-
-linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 NETSTAT = (
     "TcpExt: SyncookiesSent ListenOverflows ListenDrops TCPSynRetrans\n"
@@ -40,7 +35,6 @@ def test_an_unreadable_proc_gives_none(tmp_path):
     assert tcp_sysctls(tmp_path) == {"tcp_syn_retries": 6, "tcp_syn_linear_timeouts": None, "somaxconn": None}
 
 
-@linux
 def test_a_full_accept_queue_is_counted_by_the_kernel():
     # a real listener with backlog 1 that never accepts: the kernel holds backlog + 1 completed
     # connections and drops the SYNs beyond (ListenOverflows), which the storm record reads

@@ -79,9 +79,15 @@ def test_plan_verify_looks_each_name_up_once_per_run(monkeypatch):
 
         return f
 
-    monkeypatch.setattr(SE, "profiles_with", count("profiles", real_profiles))
-    monkeypatch.setattr(NS, "parse_networks", count("link", real_links))
-    monkeypatch.setattr(D, "choose_device", count("device", real_choose))
+    # patched where plan_verify reads them (its names are bound at its import) and at their source
+    for mod, name, what, real in (
+        (SE, "profiles_with", "profiles", real_profiles),
+        (PV, "profiles_with", "profiles", real_profiles),
+        (NS, "parse_networks", "link", real_links),
+        (D, "choose_device", "device", real_choose),
+        (PV, "choose_device", "device", real_choose),
+    ):
+        monkeypatch.setattr(mod, name, count(what, real))
     inputs = PV.RowInputs()
     args = ("mqtt", "full", "se:iot-safe-sim", "nb-iot", 500, 1, "cortex-m4-80")
     first = PV.predicted_p50_ms(*args, inputs=inputs)
@@ -147,6 +153,7 @@ def test_a_scenario_reads_the_profile_catalogue_once(tmp_path, monkeypatch):
     from secperf.app import phases
     from secperf.app import scenario as AS
     from secperf.app.options import MeasureOptions
+    from secperf.inputs import scenario as SCI
     from secperf.inputs import se_profiles as SE
 
     path = tmp_path / "s.toml"
@@ -155,7 +162,10 @@ def test_a_scenario_reads_the_profile_catalogue_once(tmp_path, monkeypatch):
     )
     reads = []
     real = SE.load_profiles
-    monkeypatch.setattr(SE, "load_profiles", lambda *a: reads.append(a) or real(*a))
+    counted = lambda *a: reads.append(a) or real(*a)  # noqa: E731
+    monkeypatch.setattr(SE, "load_profiles", counted)
+    monkeypatch.setattr(AS, "load_profiles", counted)  # where app/scenario reads it (bound at its import)
+    monkeypatch.setattr(SCI, "load_profiles", counted)  # and inputs/scenario
 
     class Stop(Exception):
         pass

@@ -86,6 +86,7 @@ def test_the_replay_model_takes_the_targets_backlog_and_says_where_it_came_from(
     assert g["syn_drops"] > 0 and a["syn_drops"] == 0
     assert g["time_all_back_s"] > a["time_all_back_s"]
 
+
 def _raw() -> dict:
     import tomllib
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
+from ..core.analysis_schema import FleetAnalysis
 from ..core.errors import InputError, MeasurementError, SetupError
 from ..core.paths import private_dir
 from ..lab.pki import LabPKI
@@ -253,13 +254,15 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
                         replays.append(r)
                     except (S.ServerMeasureError, SetupError, ClusterRunError) as exc:
                         replays.append({"clients": replay, "policy": pol, "failed": str(exc)})
-                    doc.analysis.fleet = {
-                        "capacity_source": "measured just before and after each replay "
-                        "(mean): nginx, 32 clients over the cluster's "
-                        "generators",
-                        "runs": [],
-                        "replays": replays,
-                    }
+                    doc.analysis.fleet = FleetAnalysis.model_validate(
+                        {
+                            "capacity_source": "measured just before and after each replay "
+                            "(mean): nginx, 32 clients over the cluster's "
+                            "generators",
+                            "runs": [],
+                            "replays": replays,
+                        }
+                    )
                     run.save(doc)
                     progress("done", pol, i, len(items), None)
 

@@ -19,6 +19,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
+from ..core.analysis_schema import FleetAnalysis
 from ..core.errors import SetupError
 from ..core.histogram import Histogram
 from ..measure import server as S
@@ -270,13 +271,15 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
                         replays.append(r)
                     except (S.ServerMeasureError, SetupError, ClusterRunError) as exc:
                         replays.append({"clients": replay, "policy": pol, "failed": str(exc)})
-                    doc.analysis.fleet = {
-                        "capacity_source": f"measured against --target {lt.name} just before "
-                        f"and after each replay (mean): 32 clients over the "
-                        f"cluster's generators",
-                        "runs": [],
-                        "replays": replays,
-                    }
+                    doc.analysis.fleet = FleetAnalysis.model_validate(
+                        {
+                            "capacity_source": f"measured against --target {lt.name} just before "
+                            f"and after each replay (mean): 32 clients over the "
+                            f"cluster's generators",
+                            "runs": [],
+                            "replays": replays,
+                        }
+                    )
                     run.save(doc)
                     progress("done", pol, i, len(items), None)
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.analysis_schema import FleetAnalysis
 from ..core.errors import InputError, SetupError
 from ..core.result import reading
 from ..core.result_schema import ServerDerived
@@ -119,16 +120,18 @@ def _fleet_runs(
     return out
 
 
-def _merge_fleets(parts: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+def _merge_fleets(parts: list[tuple[str, dict[str, Any]]]) -> FleetAnalysis:
     """One fleet analysis of several server keys: their runs one after another (each with its key), the
     sources and warnings per key."""
     if len(parts) == 1:
-        return parts[0][1]
-    return {
-        "capacity_source": "; ".join(f"{k}: {f['capacity_source']}" for k, f in parts),
-        "runs": [r for _, f in parts for r in f["runs"]],
-        **({"warnings": w} if (w := [x for _, f in parts for x in f.get("warnings", [])]) else {}),
-    }
+        return FleetAnalysis.model_validate(parts[0][1])
+    return FleetAnalysis.model_validate(
+        {
+            "capacity_source": "; ".join(f"{k}: {f['capacity_source']}" for k, f in parts),
+            "runs": [r for _, f in parts for r in f["runs"]],
+            **({"warnings": w} if (w := [x for _, f in parts for x in f.get("warnings", [])]) else {}),
+        }
+    )
 
 
 def fleet_keys(key: str | None) -> list[str] | None:
@@ -377,11 +380,13 @@ def _run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resu
                 replays.append(replay_compare(o, pol, m))
             except (S.ServerMeasureError, SetupError) as exc:
                 replays.append({"clients": replay, "policy": pol, "failed": str(exc)})
-            doc.analysis.fleet = {
-                "capacity_source": "measured just before and after each replay (mean): nginx, 32 clients",
-                "runs": [],
-                "replays": replays,
-            }
+            doc.analysis.fleet = FleetAnalysis.model_validate(
+                {
+                    "capacity_source": "measured just before and after each replay (mean): nginx, 32 clients",
+                    "runs": [],
+                    "replays": replays,
+                }
+            )
             run.save(doc)
             progress("done", pol, i, len(items), None)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from ..core.analysis_schema import FleetAnalysis
 from ..core.errors import InputError, SetupError
 from ..measure import server as S
 from ..measure import server_target as T
@@ -139,12 +140,14 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
                 replays.append(replay_compare(o, pol, m))
             except (S.ServerMeasureError, SetupError) as exc:
                 replays.append({"clients": replay, "policy": pol, "failed": str(exc)})
-            doc.analysis.fleet = {
-                "capacity_source": f"measured against --target {lt.name} just before and after "
-                f"each replay (mean): 32 clients",
-                "runs": [],
-                "replays": replays,
-            }
+            doc.analysis.fleet = FleetAnalysis.model_validate(
+                {
+                    "capacity_source": f"measured against --target {lt.name} just before and after "
+                    f"each replay (mean): 32 clients",
+                    "runs": [],
+                    "replays": replays,
+                }
+            )
             run.save(doc)
             progress("done", pol, i, len(items), None)
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import host
 from ..core import result as R
+from ..core.analysis_schema import WhatifAnalysis
 from ..core.derived import derived
 from ..core.errors import InputError
 from ..core.result_schema import Result, Series, WhatifDerived
@@ -366,7 +367,7 @@ def predict_into(
         wa["not_counted"] = dict(o.not_counted)
     if o.s1:
         wa["s1"] = S1.per_message(table)
-    doc.analysis.whatif = wa
+    doc.analysis.whatif = WhatifAnalysis.model_validate(wa)
 
 
 def _libraries(table: C.CostTable, cells: list[SW.Cell]) -> dict[str, Any]:

@@ -124,9 +124,10 @@ def run_generators(argvs: list[list[str]], cores: list[int], timeout_s: float) -
 
     def send(i: int, ns: int) -> None:
         try:
-            assert procs[i].stdin is not None
-            procs[i].stdin.write(f"storm-at {ns}\n")
-            procs[i].stdin.flush()
+            stdin = procs[i].stdin
+            assert stdin is not None
+            stdin.write(f"storm-at {ns}\n")
+            stdin.flush()
         except (OSError, ValueError):
             pass  # that generator is gone: its lines say so
 
@@ -134,8 +135,9 @@ def run_generators(argvs: list[list[str]], cores: list[int], timeout_s: float) -
     lines: list[list[dict[str, Any]]] = [[] for _ in procs]
 
     def read(i: int) -> None:
-        assert procs[i].stdout is not None
-        for raw in procs[i].stdout:
+        stdout = procs[i].stdout
+        assert stdout is not None
+        for raw in stdout:
             m = parse_line(raw)
             if m:
                 lines[i].append(m)

@@ -117,9 +117,9 @@ class FleetModel:
         for name, n, hi in whole:
             if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= int(n) <= hi:
                 raise InputError(f"{name} {n!r}: give a whole number 1..{hi:,}")
-        n = self.syn_linear_timeouts
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 0 <= int(n) <= 127:
-            raise InputError(f"tcp_syn_linear_timeouts {n!r}: give a whole number 0..127")
+        lin: object = self.syn_linear_timeouts  # object: a caller may hand a float or a bool
+        if isinstance(lin, bool) or not isinstance(lin, numbers.Integral) or not 0 <= int(lin) <= 127:
+            raise InputError(f"tcp_syn_linear_timeouts {lin!r}: give a whole number 0..127")
         if self.server_s_per_handshake is not None and not 0 < self.server_s_per_handshake <= 60:
             raise InputError(f"server seconds per handshake {self.server_s_per_handshake}: give (0, 60]")
         if not 0 <= self.start_pass_s <= 60:

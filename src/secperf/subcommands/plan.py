@@ -56,6 +56,7 @@ def options(args: argparse.Namespace) -> PlanOptions:
     device, network, radio, resolved, system = args.device, args.network, args.radio, [], None
     file_link = None  # a --system file's link and key profile, resolved while it was read
     file_key = None
+    file_device = None  # ... and its [device].core (inputs.devices.choose_device)
     stack, config = args.stack, args.config
     stack_from = config_from = None
 
@@ -71,6 +72,7 @@ def options(args: argparse.Namespace) -> PlanOptions:
         radio = m.pick("--radio", radio, "[network].radio", s.network.radio)
         file_link = ls.link if "--network" in m.taken else None
         file_key = ls.key_profile if "--key" in m.taken else None
+        file_device = ls.device if "--device" in m.taken else None
         if pats:
             what = "[pattern] and [budgets]" if s.budgets is not None else "[pattern]"
             V.note(f"--pattern {','.join(pats)} replaces the {what} of {args.system}")
@@ -114,5 +116,6 @@ def options(args: argparse.Namespace) -> PlanOptions:
         host_costs=args.host_costs,
         link=file_link,
         key_profile=file_key,
+        device_choice=file_device,
     )
     return o

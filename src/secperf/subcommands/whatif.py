@@ -57,8 +57,12 @@ def options(args: argparse.Namespace) -> WhatifOptions:
     certs, handshakes = _server_certs(args), args.handshake or []
     device, stack, config = args.device, args.stack, args.config
     stack_from = config_from = None
+    # a --system file's link, key profile and device as its reader resolved them (LoadedSystem), where
+    # the command line did not override them: the run takes the objects, not the names again
+    file_links = file_keys = file_device = None
     if args.system:
-        s = load_system(args.system).system
+        ls = load_system(args.system)
+        s = ls.system
         m = Merge(args.system)
         args.system_taken = m.taken
         protocols = m.pick("PROTOCOL", protocols, "[protocol].name", [s.protocol.name])
@@ -85,6 +89,9 @@ def options(args: argparse.Namespace) -> WhatifOptions:
                 )
                 handshakes = fit
         device = m.pick("--device", device, "[device].core", s.device.core)
+        file_links = [ls.link] if "--network" in m.taken and ls.link is not None else None
+        file_keys = {ls.key_profile.name: ls.key_profile} if "--key" in m.taken and ls.key_profile else None
+        file_device = ls.device if "--device" in m.taken else None
         if "--device" in m.overridden:  # the file's build belongs to the file's core
             dropped = [f"[device].{k}" for k in ("stack", "config") if getattr(s.device, k) is not None]
             if dropped and not (stack or config):
@@ -120,6 +127,9 @@ def options(args: argparse.Namespace) -> WhatifOptions:
     return W.WhatifOptions(
         protocols=protocols,
         networks=networks or ["loopback"],
+        links=file_links,
+        key_profiles=file_keys,
+        device_choice=file_device,
         keys=keys or ["software"],
         groups=groups or ["x25519"],
         certs=certs,
