@@ -63,6 +63,16 @@ def main(argv: list[str] | None = None) -> int:
         return streams.stream_failures(state.get("command"), code)
 
 
+def command_level(ap: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the command itself (its own options and its sub-commands), as the arguments
+    were parsed with it: the one parser of the run, not built again."""
+    subs = next((a.choices for a in ap._actions if isinstance(a, argparse._SubParsersAction)), None)
+    if not subs or args.command not in subs:
+        return ap
+    p: argparse.ArgumentParser = subs[args.command]
+    return p
+
+
 def command_parser(ap: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
     """The parser of the command (and sub-command) the arguments were parsed with."""
     p = ap
@@ -120,7 +130,8 @@ def _main(argv: list[str] | None, state: dict[str, str]) -> int:
     mod = subcommands.command(args.command)  # its run half: imported now, after its arguments parsed
     try:
         with on_sigterm_raise(), using(output.TerminalReporter()):  # SIGTERM ends the command like Ctrl-C: 143
-            shared.check_outputs(args)  # no output overwrites an input, a Result or another output
+            # no output overwrites an input, a Result or another output; the command's lists settled
+            shared.check_outputs(args, command_level(ap, args))
             check_args(args, command_parser(ap, args))  # every option acts on a chosen kind or is refused
             return output.show(mod.run(args), args, getattr(mod, "JUDGES_FAILURES", True))
     except SecperfError as exc:  # anticipated: one line naming what was wrong and what to do

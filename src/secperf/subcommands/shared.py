@@ -58,24 +58,27 @@ def input_paths(args: argparse.Namespace) -> list[str]:
     return out
 
 
-def settle_lists(args: argparse.Namespace) -> None:
+def settle_lists(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None) -> None:
     """The command's comma lists as a whole (argtypes.settle_lists): repeats folded with a note,
-    sizes and the grid bounded, before anything runs."""
+    sizes and the grid bounded, before anything runs. `parser`: the command's parser the arguments
+    were parsed with (the CLI hands it on, so it is not built a second time); built here otherwise."""
 
-    module = subcommands.module_of(getattr(args, "command", None))
-    if module is None:
-        return
-    mod = subcommands.parser(module)
-    p = argparse.ArgumentParser(prog=f"secperf {mod.NAME}")
-    mod.add_arguments(p)
-    argtypes.settle_lists(p, args, lambda line: reporter().note(line))
+    if parser is None:
+        module = subcommands.module_of(getattr(args, "command", None))
+        if module is None:
+            return
+        mod = subcommands.parser(module)
+        parser = argparse.ArgumentParser(prog=f"secperf {mod.NAME}")
+        mod.add_arguments(parser)
+    argtypes.settle_lists(parser, args, lambda line: reporter().note(line))
 
 
-def check_outputs(args: argparse.Namespace) -> None:
+def check_outputs(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None) -> None:
     """Before a command does anything: no output file is an input, a Result, or another output's
-    file, and each can be written where it is named (core/store.check_output_path)."""
+    file, and each can be written where it is named (core/store.check_output_path). `parser`: the
+    command's own parser (cli.command_level), for its comma lists."""
 
-    settle_lists(args)
+    settle_lists(args, parser)
     inputs = input_paths(args)
     seen: dict[str, str] = {}
     for dest, option in OUTPUT_FILES.items():
