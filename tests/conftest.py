@@ -3,6 +3,7 @@ import re
 import shutil
 import subprocess
 import sys
+import types
 from collections import Counter
 from pathlib import Path
 from typing import NoReturn
@@ -261,3 +262,31 @@ def run_chromium(profile_dir: Path, url: str, *extra: str, timeout: int = 120) -
         url,
     ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def patch_everywhere(monkeypatch: pytest.MonkeyPatch, module: types.ModuleType, name: str, value: object) -> None:
+    """Replace `module.name` with `value` in the module and in every loaded secperf module that bound the
+    same object by `from module import name` at its top: such a name is the module's own attribute,
+    which a patch of the source module alone never reaches (the imports are at the modules' tops)."""
+    _import_all_of_secperf()  # a module loaded after the patch would keep the patched value past the test
+    original = getattr(module, name)
+    for mod in list(sys.modules.values()):
+        if (
+            isinstance(mod, types.ModuleType)
+            and mod.__name__.startswith("secperf")
+            and getattr(mod, name, None) is original
+        ):
+            monkeypatch.setattr(mod, name, value)
+
+
+def _import_all_of_secperf() -> None:
+    """Every module of the secperf package, imported once per test process (the optional extras are
+    imported inside their functions, so each module imports here)."""
+    import importlib
+    import pkgutil
+
+    import secperf
+
+    for info in pkgutil.walk_packages(secperf.__path__, "secperf."):
+        if info.name not in sys.modules and not info.name.endswith("__main__"):
+            importlib.import_module(info.name)

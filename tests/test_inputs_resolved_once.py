@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import patch_everywhere
 from secperf.core.errors import InputError
 from secperf.inputs.core_profiles import Core
 from secperf.inputs.devices import resolve_core
@@ -221,7 +222,7 @@ def test_plan_resolves_each_core_once_and_takes_the_system_files_objects(monkeyp
     assert ls.key_profile is not None and f"se:{ls.key_profile.name}" in ls.system.security.key
     looked: list[str] = []
     real = DV.choose_device
-    monkeypatch.setattr(DV, "choose_device", lambda name: looked.append(name) or real(name))
+    patch_everywhere(monkeypatch, DV, "choose_device", lambda name: looked.append(name) or real(name))
     o = A.PlanOptions(
         patterns=[pattern(ls).name],
         device=ls.system.device.core,
@@ -259,7 +260,7 @@ def test_the_command_layer_reads_the_profile_catalogue_once(monkeypatch):
     known = SE.load_profiles()
     reads: list[object] = []
     real = SE.load_profiles
-    monkeypatch.setattr(SE, "load_profiles", lambda *a: reads.append(a) or real(*a))
+    patch_everywhere(monkeypatch, SE, "load_profiles", lambda *a: reads.append(a) or real(*a))
     cfgs = connect_configs(["mqtt"], ["se:iot-safe-sim", "token"], ["full"], None, ["mtls"], profiles=known)
     got = key_profiles(cfgs, known=known)
     assert reads == [] and {"iot-safe-sim", "softhsm"} <= set(got) and got["iot-safe-sim"] is known["iot-safe-sim"]

@@ -9,6 +9,7 @@ import io
 
 import pytest
 
+from conftest import patch_everywhere
 from secperf import cli
 from secperf.app import bounds
 from secperf.inputs import netspec as NS
@@ -16,7 +17,7 @@ from secperf.inputs import netspec as NS
 
 @pytest.fixture
 def recorder(monkeypatch, tmp_path):
-    from secperf.app import commands, runner
+    from secperf.app import runner
 
     seen: list[dict] = []
 
@@ -26,8 +27,7 @@ def recorder(monkeypatch, tmp_path):
 
         return Exited(0)
 
-    monkeypatch.setattr(runner, "measure_and_write", record)
-    monkeypatch.setattr(commands, "measure_and_write", record)
+    patch_everywhere(monkeypatch, runner, "measure_and_write", record)  # every command module's binding of it
     monkeypatch.chdir(tmp_path)
     return seen
 

@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from conftest import patch_everywhere
 from secperf import cli
 
 PROTOCOLS = ["https", "mqtt", "coap", "vpn", "quic", "dtls13", "dtls12", "edhoc"]
@@ -59,7 +60,7 @@ def connect_options() -> list[str]:
 
 @pytest.fixture
 def recorder(monkeypatch, tmp_path):
-    from secperf.app import commands, runner
+    from secperf.app import runner
 
     seen: list[dict] = []
 
@@ -69,8 +70,7 @@ def recorder(monkeypatch, tmp_path):
 
         return Exited(0)
 
-    monkeypatch.setattr(runner, "measure_and_write", record)
-    monkeypatch.setattr(commands, "measure_and_write", record)
+    patch_everywhere(monkeypatch, runner, "measure_and_write", record)  # every command module's binding of it
     monkeypatch.chdir(tmp_path)
     (tmp_path / "ca.pem").write_text("not read in this test\n")
     return seen

@@ -141,17 +141,23 @@ static int last_is_imm(const char *ops)
     return *q == '#';
 }
 
-unsigned dual_issue_facts(const char *disas, int cls, int branch, uint32_t *reads, uint32_t *writes)
+const char *disas_mnemonic(const char *disas, char *mn, size_t cap)
 {
-    *reads = *writes = 0;
-    char mn[32];
     size_t k = 0;
     const char *p = disas;
     while (*p == ' ' || *p == '\t')
         p++;
-    while (*p && !isspace((unsigned char)*p) && k < sizeof mn - 1)
+    while (*p && !isspace((unsigned char)*p) && k < cap - 1)
         mn[k++] = (char)tolower((unsigned char)*p++);
     mn[k] = 0;
+    return p;
+}
+
+unsigned dual_issue_facts(const char *disas, int cls, int branch, uint32_t *reads, uint32_t *writes)
+{
+    *reads = *writes = 0;
+    char mn[32];
+    const char *p = disas_mnemonic(disas, mn, sizeof mn);
     char *dot = strchr(mn, '.');   /* Thumb-2 width: "add.w" */
     if (dot)
         *dot = 0;

@@ -16,12 +16,17 @@
 #ifndef SECPERF_DEVICE_DUAL_ISSUE_H
 #define SECPERF_DEVICE_DUAL_ISSUE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define DI_OLDER 1u    /* may take the first issue slot */
 #define DI_YOUNGER 2u  /* may take the second issue slot */
 #define DI_BRANCH 4u   /* a branch (two never pair) */
 #define DI_FLAGS (1u << 16)   /* the flags, as a register bit beside r0..r15 */
+
+/* an instruction's mnemonic from its disassembly, lower case, in mn (cap bytes, at least 1), leading
+ * blanks skipped; returns where its operands begin (shared by the timing classes and the pairing) */
+const char *disas_mnemonic(const char *disas, char *mn, size_t cap);
 
 /* the pairing facts of one instruction (cls: its timing class, timing.h): its role bits (0: issues
  * alone), the registers it reads and writes as bits (r0 = bit 0, pc = bit 15, DI_FLAGS) */

@@ -563,13 +563,7 @@ static int writes_pc(const char *base, const char *ops, int ldm)
 int timing_classify(const char *disas, int *nregs, int *branch, int *mem)
 {
     char mn[32];
-    size_t k = 0;
-    const char *p = disas;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    while (*p && !isspace((unsigned char)*p) && k < sizeof mn - 1)
-        mn[k++] = (char)tolower((unsigned char)*p++);
-    mn[k] = 0;
+    const char *p = disas_mnemonic(disas, mn, sizeof mn);
     const char *ops = p;
     char base[32];
     snprintf(base, sizeof base, "%s", mn);

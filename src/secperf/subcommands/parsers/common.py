@@ -182,3 +182,13 @@ def max_hours_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> No
         metavar="H",
         help="refuse a run whose estimate (from the options, before anything starts) is longer (default 1)",
     )
+
+
+def sources_option(p: argparse.ArgumentParser) -> None:
+    """--sources of the predicting commands (whatif, plan): where each figure used comes from."""
+    p.add_argument(
+        "--sources",
+        action="store_true",
+        help="after the tables, list where each figure used comes from (cost table, each operation's "
+        "cost, the secure-element and network profiles): what the report and result.json hold",
+    )

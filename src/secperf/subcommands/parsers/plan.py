@@ -8,7 +8,7 @@ import argparse
 from .. import argtypes
 from ..argtypes import count, seed
 from . import common
-from .common import cluster_option, max_hours_option
+from .common import cluster_option, max_hours_option, sources_option
 
 NAME = "plan"
 
@@ -62,12 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--n", type=count(1_000_000, lo=100), default=20_000, help="simulated draws per exchange kind")
     p.add_argument("--seed", type=seed, default=1)
-    p.add_argument(
-        "--sources",
-        action="store_true",
-        help="after the tables, list where each figure used comes from (cost table, each operation's "
-        "cost, the secure-element and network profiles): what the report and result.json hold",
-    )
+    sources_option(p)
     p.add_argument(
         "--host-costs",
         choices=("measured", "shipped"),

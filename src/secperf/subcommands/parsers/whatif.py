@@ -9,7 +9,7 @@ from ...inputs.handshakes import HANDSHAKES
 from .. import argtypes
 from ..argtypes import count, nonneg, off_measure_or_ms, positive, seed
 from . import common
-from .common import allow_partial_option
+from .common import allow_partial_option, sources_option
 
 NAME = "whatif"
 
@@ -96,12 +96,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "or connect rows) to take costs from; with --device CORE, `secperf device` Results for the client "
         "(instead of counting now) and host Results for the server",
     )
-    p.add_argument(
-        "--sources",
-        action="store_true",
-        help="after the tables, list where each figure used comes from (cost table, each operation's "
-        "cost, the secure-element and network profiles): what the report and result.json hold",
-    )
+    sources_option(p)
     p.add_argument(
         "--host-costs",
         choices=("measured", "shipped"),
