@@ -48,16 +48,29 @@ MARK = "SECPERF-BAD-INPUT-SWEEP: accepted"
 # The child: the real CLI, with only the measuring replaced (runners of every phase do nothing; the
 # real measure_and_write still checks and writes the outputs), plan's simulation, device build and
 # the server-side measurement of fleet. It prints MARK when a command got past its validation.
-STUB = (
-    rf'''
+STUB = rf'''
 import sys
 MARK = {MARK!r}
 
 def accepted():
     print(MARK, file=sys.stderr, flush=True)
 
+import importlib, pkgutil
+import secperf
 from secperf import cli
 from secperf.app import runner
+
+# every module first: the modules bind what they import at their tops, so a replacement reaches a
+# command only where each module that bound the original gets it too
+for info in pkgutil.walk_packages(secperf.__path__, "secperf."):
+    if not info.name.endswith("__main__"):
+        importlib.import_module(info.name)
+
+def everywhere(module, name, value):
+    original = getattr(module, name)
+    for mod in list(sys.modules.values()):
+        if getattr(mod, "__name__", "").startswith("secperf") and getattr(mod, name, None) is original:
+            setattr(mod, name, value)
 
 real = runner.measure_and_write
 
@@ -66,25 +79,22 @@ def measure_and_write(kind, params, phases, output):
     empty = [runner.Phase([], ph.label, lambda items, doc, run, progress: None) for ph in phases]
     return real(kind, params, empty, output)
 
-from secperf.app import commands, scenario, server, device
-for mod in (commands, scenario, server, device):
-    mod.measure_and_write = measure_and_write
+everywhere(runner, "measure_and_write", measure_and_write)
 from secperf.app import plan as plan_app
 _check = plan_app.check
 def plan_all(o):
     _check(o)
     accepted()
     return []
-plan_app.plan_all = plan_all
+everywhere(plan_app, "plan_all", plan_all)
 if sys.argv[1:3] == ["device", "build"]:  # building is the whole command: stop once it was asked for
     from secperf.measure import device_build
-    def ensure_built(stack):
+    def ensure_built(stack, *a, **k):
         accepted()
         raise SystemExit(0)
-    device_build.ensure_built = ensure_built
+    everywhere(device_build, "ensure_built", ensure_built)
 sys.exit(cli.main(sys.argv[1:]))
 '''
-)
 
 
 def _fixtures(d: Path) -> None:

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import patch_everywhere
 from secperf import cli
 
 settings.register_profile(
@@ -116,7 +117,7 @@ def _options(cmd: str):
 @pytest.fixture
 def recorded(monkeypatch, tmp_path):
     """Replace only the measuring step: the phases are built (all validation done), then recorded."""
-    from secperf.app import commands, netem, scenario
+    from secperf.app import netem
 
     calls = []
 
@@ -127,11 +128,10 @@ def recorded(monkeypatch, tmp_path):
 
         return Exited(0)  # a command's run returns what the CLI shows; here nothing
 
-    from secperf.app import device, mqtt_load, server
+    from secperf.app import runner
 
-    # server, fleet, mqtt-load and device would load real servers or QEMU
-    for mod in (commands, scenario, server, device, mqtt_load):
-        monkeypatch.setattr(mod, "measure_and_write", record)
+    # every command's measuring step (server, fleet, mqtt-load and device would load real servers or QEMU)
+    patch_everywhere(monkeypatch, runner, "measure_and_write", record)
     monkeypatch.setattr(netem, "run", lambda *a, **k: 0)
     from secperf.app import plan as plan_app
 

@@ -241,7 +241,7 @@ def _estimate(
         parts["device"] = bounds.device_handshakes_s(len(d.groups) * len(d.suites), d.n, d.warmup)
     detail = ", ".join(f"{k} {bounds.fmt_s(v)}" for k, v in parts.items()) or "nothing to measure"
     return bounds.check_estimate(
-        f"run {scn.get('name', '')}".strip(),
+        f"scenario {scn.get('name', '')}".strip(),  # the file's sections are what is too long: named as such
         sum(parts.values()),
         detail,
         "lower --n, or measure fewer sections",
