@@ -31,8 +31,6 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-import psutil  # here, not at the top: the watchdog imports it only once its owner is gone
-
 if __package__:
     from ..core.wait import wait_until
 else:  # run as a script (python -I .../secperf/lab/reaper.py): this tree's package, not an installed one
@@ -59,6 +57,9 @@ def start_ticks(pid: int) -> int | None:
 
 def marked_pids(mark: str) -> list[int]:
     """Processes whose environment (as they were exec'd) carries this run's mark."""
+    # the watchdog runs under whatever interpreter ran secperf (a system python3 in the rootless sandbox
+    # has no psutil): it imports it only once its owner is gone, so the watchdog always starts
+    import psutil  # reason: the watchdog starts under an interpreter that may lack psutil
 
     me, out = os.getpid(), []
     for proc in psutil.process_iter():

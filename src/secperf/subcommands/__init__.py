@@ -2,7 +2,7 @@
 the top-level help lists them.
 
 Decision (building the parser stays light): a command's arguments and the code that runs it are two
-halves, so that `secperf --help`, `secperf X --help` and a usage error import no more than argparse
+halves, so that the top-level help, a command's help and a usage error import no more than argparse
 and the argument types, and a command imports only its own run half (with secperf.app and what that
 needs) once its arguments have parsed.
 - The parser half, `subcommands/parsers/<module>.py`, declares NAME and HELP (the command and its
