@@ -101,7 +101,7 @@ def test_a_row_plan_verify_derived_that_its_checks_refuse_is_internal():
         "rows": [row],
     }
     with pytest.raises(InternalError) as exc:
-        V._derived_row(job, row, PlanOptions(patterns=["study"]), None, None)
+        V._derived_row(job, row, PlanOptions(patterns=["study"]), None, None, V.RowInputs())
     msg = str(exc.value)
     assert msg.startswith("internal: plan --verify derived the row") and exc.value.exit_code == 1
 
