@@ -104,4 +104,4 @@ def test_the_suitability_matrix_of_six_patterns_fits_80_columns_in_one_part(six)
     header = next(line for line in out.splitlines() if line.split()[:1] == ["design"])
     assert header.split()[1:] == [f"P{i}" for i in range(1, 7)], header
     for i, p in enumerate(ps, 1):  # the legend names each column's pattern
-        assert f"P{i} {p['pattern']}" in " ".join(out.split())
+        assert f"P{i} {p.pattern}" in " ".join(out.split())
