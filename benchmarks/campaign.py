@@ -139,7 +139,7 @@ BUILD_TIMEOUT_S = 1800
 
 def install_stub():
     """The measuring step replaced: phases run empty, the real writer writes the Result (as bad_inputs)."""
-    from secperf.app import commands, device, runner, scenario, server
+    from secperf.app import runner
 
     real = runner.measure_and_write
     params_seen: list[dict] = []
@@ -149,13 +149,30 @@ def install_stub():
         empty = [runner.Phase([], ph.label, lambda items, doc, run, progress: None) for ph in phases]
         return real(kind, params, empty, output)
 
-    for mod in (commands, scenario, server, device, runner):
-        mod.measure_and_write = measure_and_write
+    # every module first, then every binding: the modules import what they use at their tops, so the
+    # replacement reaches a command only where each module that bound the original gets it too
+    import importlib
+    import pkgutil
+
+    import secperf
+
+    for info in pkgutil.walk_packages(secperf.__path__, "secperf."):
+        if not info.name.endswith("__main__"):
+            importlib.import_module(info.name)
+    _everywhere(runner, "measure_and_write", measure_and_write)
     from secperf.app import plan as plan_app
 
     check = plan_app.check
-    plan_app.plan_all = lambda o: (check(o), [])[1]
+    _everywhere(plan_app, "plan_all", lambda o: (check(o), [])[1])
     return params_seen
+
+
+def _everywhere(module, name: str, value) -> None:
+    """`module.name` replaced by `value` there and in every loaded secperf module that bound it."""
+    original = getattr(module, name)
+    for mod in list(sys.modules.values()):
+        if getattr(mod, "__name__", "").startswith("secperf") and getattr(mod, name, None) is original:
+            setattr(mod, name, value)
 
 
 def run(argv: list[str], timeout_s: float) -> tuple[int | None, str, str | None]:
