@@ -20,17 +20,20 @@ ROOT = Path(__file__).resolve().parents[1]
 PEERS = ("dtls_pair", "edhoc_peer", "secperf-netem", "aioquic")
 
 
-def _peers() -> set[int]:
-    """PIDs of processes a connect run over a link starts (its peers and the link's relay)."""
+def _peers(tag: str) -> set[int]:
+    """PIDs of processes a connect run over a link starts (its peers and the link's relay), of this test's
+    run only: those whose environment carries `tag` (another test run beside this one starts the same
+    peers)."""
     out = set()
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
         try:
             cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            env = (d / "environ").read_bytes()
         except OSError:
             continue
-        if any(p in cmd for p in PEERS):
+        if any(p in cmd for p in PEERS) and tag.encode() in env.split(b"\0"):
             out.add(int(d.name))
     return out
 
@@ -40,8 +43,9 @@ def _peers() -> set[int]:
 def test_a_handshake_past_its_timeout_is_a_failed_sample_and_the_run_goes_on(protocol, tmp_path):
     if LINK_PROBLEM:
         skip("needs-links", f"cannot emulate links here: {LINK_PROBLEM}")
-    before = _peers()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    tag = f"SECPERF_TEST_RUN={os.getpid()}-{protocol}-{time.monotonic_ns()}"
+    before = _peers(tag)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "SECPERF_TEST_RUN": tag.split("=", 1)[1]}
     argv = [
         sys.executable,
         "-m",
@@ -78,6 +82,6 @@ def test_a_handshake_past_its_timeout_is_a_failed_sample_and_the_run_goes_on(pro
         assert float(x["reason"].split()[2]) > 1.0, "the timeout is stretched by the link (loss: back-off)"
     assert all("timeout after" in f["reason"] for f in s["failures"])
     deadline = time.monotonic() + 5
-    while (left := _peers() - before) and time.monotonic() < deadline:
+    while (left := _peers(tag) - before) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not left, f"processes left: {left}"
