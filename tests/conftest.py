@@ -1,10 +1,13 @@
+import contextlib
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import types
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
@@ -290,3 +293,15 @@ def _import_all_of_secperf() -> None:
     for info in pkgutil.walk_packages(secperf.__path__, "secperf."):
         if info.name not in sys.modules and not info.name.endswith("__main__"):
             importlib.import_module(info.name)
+
+
+@contextlib.contextmanager
+def short_tmpdir(prefix: str) -> Iterator[Path]:
+    """A directory directly under the system temp dir, removed afterwards: Ray puts AF_UNIX sockets
+    (at most 107 bytes a path) two levels and a session name deep in its --temp-dir, and pytest's own
+    tmp paths grow with the number of earlier runs on the machine (pytest-of-root/pytest-1006/...)."""
+    d = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import alive, import_or_skip
+from conftest import alive, import_or_skip, short_tmpdir
 from secperf.core.histogram import Histogram, HistogramError, bin_index, bin_lower, bin_width
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -200,10 +200,14 @@ def _loadgens_of(driver_pid: int) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def ray_cluster(tmp_path_factory):
+def ray_cluster():
     """A head (no CPU) and two worker nodes (one CPU each) on loopback, each with its own temp dir."""
     import_or_skip("ray", "scripts/bootstrap installs the 'cluster' extra")
-    base = tmp_path_factory.mktemp("ray")
+    with short_tmpdir("sry") as base:
+        yield from _ray_cluster(base)
+
+
+def _ray_cluster(base: Path):
     ray_exe = str(Path(sys.executable).parent / "ray")
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_DISABLE_USAGE_STATS": "1", "PYTHONPATH": str(ROOT / "src")}
     port = _free_port()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, import_or_skip, skip
+from conftest import ROOT, import_or_skip, short_tmpdir, skip
 from secperf.core.histogram import Histogram
 from secperf.lab.netns_fabric import Fabric
 from secperf.lab.netns_owners import list_namespaces
@@ -28,12 +28,16 @@ RAY_PORT = 6390
 
 
 @pytest.fixture(scope="module")
-def fabric(tmp_path_factory):
+def fabric():
     """The fabric, nginx in `web`, a Ray head (no CPU) in `head` and one-CPU nodes n1..n3."""
     import_or_skip("ray", "scripts/bootstrap installs the 'cluster' extra")
     if os.geteuid() != 0:
         skip("needs-root", "network namespaces need root")
-    base = tmp_path_factory.mktemp("raynetns")
+    with short_tmpdir("srn") as base:
+        yield from _fabric(base)
+
+
+def _fabric(base: Path):
     ray_exe = str(Path(sys.executable).parent / "ray")
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_DISABLE_USAGE_STATS": "1", "PYTHONPATH": str(ROOT / "src")}
     pki = LabPKI().ensure()
