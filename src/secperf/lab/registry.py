@@ -26,15 +26,20 @@ from __future__ import annotations
 
 import atexit
 import json
+import math
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+import psutil
+
+from ..core.errors import InputError, MeasurementError
 from ..core.paths import private_dir, secperf_home, write_private
 from . import reaper
 
@@ -251,6 +256,77 @@ def forget(proc: subprocess.Popen[Any] | int | None) -> None:
     _CURRENT.remove_ports(pid)
 
 
+LIMIT_SCALE_ENV = "SECPERF_LIMIT_SCALE"
+
+
+class ChildTimeout(MeasurementError, subprocess.TimeoutExpired):
+    """A child that did not finish within its limit (it and everything it started killed). Callers
+    turn it into a failed sample, an input error or a build failure naming the tool; where none
+    does, it is still a named error (exit 1), never a traceback. `timeout` is the limit applied."""
+
+    def __init__(self, what: str, cmd: Any, limit_s: float, output: Any = None, stderr: Any = None):
+        subprocess.TimeoutExpired.__init__(self, cmd, limit_s, output, stderr)
+        self.what = what
+        self.args = (f"{what} did not finish within {limit_s:g} s (stopped, with every process it started)",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def limit_scale() -> float:
+    """The factor every child's time limit is multiplied by ($SECPERF_LIMIT_SCALE, default 1): above 1
+    on a slow or loaded host (an emulator sharing two cores), below 1 to reach a time-out sooner."""
+    raw = os.environ.get(LIMIT_SCALE_ENV, "").strip()
+    if not raw:
+        return 1.0
+    try:
+        v = float(raw)
+    except ValueError:
+        v = math.nan
+    if not (math.isfinite(v) and v > 0):
+        raise InputError(f"{LIMIT_SCALE_ENV}={raw!r}: expected a number above 0 (e.g. 2 on a slow host)")
+    return v
+
+
+def scaled(limit_s: float | None) -> float | None:
+    """A child's time limit after $SECPERF_LIMIT_SCALE."""
+    return None if limit_s is None else limit_s * limit_scale()
+
+
+def kill_tree(proc: subprocess.Popen[Any]) -> None:
+    """SIGKILL a child, its process group when it leads one (spawned with start_new_session) and
+    every process below it (found before the kill: an orphan is re-parented and cannot be found
+    after), then reap it and drop it from the registry. Never signals a process it did not find
+    under the child (psutil checks each PID is still the process it found)."""
+    try:
+        below = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.Error:
+        below = []
+    try:
+        leads_group = os.getpgid(proc.pid) == proc.pid
+    except OSError:
+        leads_group = False
+    if leads_group:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    try:
+        proc.kill()
+    except OSError:
+        pass
+    for p in below:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    try:
+        proc.communicate(timeout=5)  # closes the pipes (whatever is left in them is dropped)
+    except (subprocess.TimeoutExpired, ValueError, OSError):
+        proc.wait()
+    forget(proc)
+
+
 def run(
     argv: list[str],
     what: str,
@@ -259,18 +335,23 @@ def run(
     capture_output: bool = False,
     **popen_kw: Any,
 ) -> subprocess.CompletedProcess[Any]:
-    """`subprocess.run` for a child the registry knows (see `spawn`); killed on time-out or error."""
+    """`subprocess.run` for a child the registry knows (see `spawn`). The limit is scaled by
+    $SECPERF_LIMIT_SCALE; on a time-out the child and all it started are killed (`kill_tree`) and
+    ChildTimeout (a subprocess.TimeoutExpired and a named error) is raised; on any other error or an
+    interruption they are killed too and the exception goes on."""
+    limit = scaled(timeout)
     if capture_output:
         popen_kw["stdout"] = popen_kw["stderr"] = subprocess.PIPE
     if input is not None:
         popen_kw["stdin"] = subprocess.PIPE
     proc = spawn(argv, what, **popen_kw)
     try:
-        out, err = proc.communicate(input, timeout=timeout)
+        out, err = proc.communicate(input, timeout=limit)
+    except subprocess.TimeoutExpired as exc:
+        kill_tree(proc)
+        raise ChildTimeout(what, proc.args, float(limit or 0), exc.output, exc.stderr) from None
     except BaseException:
-        proc.kill()
-        proc.wait()
-        forget(proc)
+        kill_tree(proc)
         raise
     forget(proc)
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)

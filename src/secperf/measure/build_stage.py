@@ -22,7 +22,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -112,21 +111,6 @@ def publish(tmp: Path, final: Path, paths: dict[Path, Path] | None = None) -> No
 
 def run_group(argv: list[str], what: str, timeout: float, cwd: Path | None = None) -> subprocess.CompletedProcess[Any]:
     """registry.run for a build: the command leads a process group of its own (make's compilers are
-    in it), and the whole group is killed on a time-out or an error, not make alone."""
-
-    proc = registry.spawn(
-        argv, what, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, start_new_session=True
-    )
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except BaseException:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.kill()
-        proc.communicate()
-        registry.forget(proc)
-        raise
-    registry.forget(proc)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    in it), and the whole group is killed on a time-out (registry.ChildTimeout) or an error, not make
+    alone."""
+    return registry.run(argv, what, timeout, capture_output=True, text=True, cwd=cwd, start_new_session=True)

@@ -42,6 +42,7 @@ from typing import Any
 from ..core.errors import InputError
 from ..core.native import shipped_sources
 from ..core.paths import secperf_home
+from ..lab import registry
 from . import build_stage, device_sources
 from .device_sources import (
     DeviceSetupError as DeviceSetupError,  # raised here, imported from here by the device modules
@@ -371,8 +372,11 @@ def _run(cmd: list[str], what: str, timeout: float, cwd: Path | None = None) -> 
         # in the run registry, under the parent-death signal: a build started at first use dies with
         # secperf (kill -9 included) and `secperf clean` finds it; its process group is killed whole
         p = build_stage.run_group(cmd, what, timeout, cwd=cwd)
-    except subprocess.TimeoutExpired:
-        raise DeviceSetupError(f"{what} did not finish within {timeout:.0f} s") from None
+    except subprocess.TimeoutExpired as exc:  # registry.ChildTimeout: the group is killed already
+        raise DeviceSetupError(
+            f"{what} did not finish within {exc.timeout:g} s and was stopped (a slow or loaded host: "
+            f"raise {registry.LIMIT_SCALE_ENV}, e.g. 3)"
+        ) from None
     if p.returncode != 0:
         raise DeviceSetupError(f"{what} failed (exit {p.returncode}): {(p.stderr or p.stdout).strip()[-1200:]}")
     return str(p.stdout)

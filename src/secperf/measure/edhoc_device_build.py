@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..lab import registry
 from . import build_stage
 from .device_build import (
     ARMHF_SOURCE_FLAGS,
@@ -133,19 +132,16 @@ def build(target: str, config: str | None = None, stack: str = DEFAULT_STACK) ->
                     f"LINK={link}",
                 ]
                 _run(argv, f"building the EDHOC initiator for {target}", 300)
-                r = registry.run(
+                said = _run(  # a hang or a crash is a build failure naming the tool (and its limit)
                     [lib.qemu, "-cpu", lib.run_cpu or "max", str(tmp / binary.name), "--offers"],
-                    "asking the EDHOC initiator what it offers",
-                    capture_output=True,
-                    text=True,
-                    timeout=60,
+                    f"asking the EDHOC initiator for {target} what it offers (qemu-arm)",
+                    60,
                 )
-                if r.returncode != 0 or not r.stdout.startswith("{"):
+                if not said.startswith("{"):
                     raise DeviceSetupError(
-                        f"the EDHOC initiator for {target} does not run under qemu-arm: "
-                        f"{(r.stderr or r.stdout).strip()[-400:]}"
+                        f"the EDHOC initiator for {target} does not run under qemu-arm: {said.strip()[-400:]}"
                     )
-                (tmp / offers.name).write_text(r.stdout.splitlines()[0])
+                (tmp / offers.name).write_text(said.splitlines()[0])
                 build_stage.publish(tmp, out, {tmp: out})
             finally:
                 build_stage.discard(tmp)
