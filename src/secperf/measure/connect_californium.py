@@ -112,9 +112,9 @@ def measure_californium(
         with link_counters(s.derived_as(LinkedDerived), dial.link):
             try:
                 r = registry.run(argv, "californium client", capture_output=True, text=True, timeout=budget, env=km.env)
-            except subprocess.TimeoutExpired:
+            except subprocess.TimeoutExpired as exc:
                 r = None
-                R.add_failure(s, f"the Californium client did not finish within {budget:.0f} s")
+                R.add_failure(s, f"the Californium client did not finish within {exc.timeout:g} s")
         if not isinstance(server, CaliforniumServer):
             raise ServiceError(f"the Californium client runs against the Californium server, not {server.name}")
         hs = server.drain()

@@ -174,8 +174,8 @@ def paho_run(
     budget = (p.n + p.warmup) * (dial.timeout_ms / 1000 + 5) + 30
     try:
         r = registry.run(argv, "paho worker", capture_output=True, text=True, env=km.env, timeout=budget)
-    except subprocess.TimeoutExpired:
-        R.add_failure(s, f"paho-mqtt worker did not finish within {budget:.0f} s")
+    except subprocess.TimeoutExpired as exc:
+        R.add_failure(s, f"paho-mqtt worker did not finish within {exc.timeout:g} s")
         return None
     for c in parse_lines(r.stdout):
         if c.get("type") == "error":

@@ -107,8 +107,8 @@ def _tool(name: str, debian: str) -> str:
 def _run(cmd: list[str], what: str, timeout: float = RUN_TIMEOUT_S, cwd: Path | None = None) -> str:
     try:
         p = registry.run(cmd, what, capture_output=True, text=True, timeout=timeout, cwd=cwd)
-    except subprocess.TimeoutExpired:
-        raise CortexMError(f"{what} did not finish within {timeout:.0f} s") from None
+    except subprocess.TimeoutExpired as exc:
+        raise CortexMError(f"{what} did not finish within {exc.timeout:g} s") from None
     if p.returncode != 0:
         raise CortexMError(f"{what} failed (exit {p.returncode}): {(p.stderr or p.stdout).strip()[-800:]}")
     return str(p.stdout)

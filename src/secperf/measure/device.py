@@ -248,9 +248,9 @@ def _run_client(
     try:
         # listed in the run registry, under the parent-death signal: no emulator outlives a killed secperf
         p = registry.run(argv, "qemu device emulator", capture_output=True, text=True, timeout=RUN_TIMEOUT_S + 5 * n)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as exc:  # registry.ChildTimeout: the emulator is stopped already
         raise MeasurementError(
-            f"the {cfg.stack} guest client did not finish {n} handshakes within {RUN_TIMEOUT_S + 5 * n} s"
+            f"the {cfg.stack} guest client did not finish {n} handshakes within {exc.timeout:g} s"
         ) from None
     conns = A.guest_connections(p.stdout, p.stderr, p.returncode, cfg.stack)
     total, events = A.read_events(ev)

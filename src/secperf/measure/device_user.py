@@ -170,8 +170,8 @@ def _trim(text: str, limit: int = 1500) -> str:
 def _compile(cc: str, argv: list[str], what: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     try:
         return registry.run([cc, *argv], what, timeout=COMPILE_TIMEOUT_S, capture_output=True, text=True, cwd=cwd)
-    except subprocess.TimeoutExpired:
-        raise InputError(f"{what}: the compiler did not finish within {COMPILE_TIMEOUT_S} s") from None
+    except subprocess.TimeoutExpired as exc:
+        raise InputError(f"{what}: the compiler did not finish within {exc.timeout:g} s") from None
 
 
 def build_user(sources: list[Path], entry: str, target: str, h: Harness, work: Path) -> UserBuild:
@@ -330,12 +330,12 @@ def run_user(
             cwd=work,
             preexec_fn=_no_core,
         )
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as exc:
         return (
             [],
             [],
             (
-                f"time limit: the run did not finish within {h.time_limit_s:g} s (run.time_limit_s of the "
+                f"time limit: the run did not finish within {exc.timeout:g} s (run.time_limit_s of the "
                 f"harness); the emulator was stopped — an endless loop, or raise the limit"
             ),
         )

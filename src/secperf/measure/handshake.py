@@ -245,8 +245,8 @@ def run_client(
             timeout=timeout_s,
             env=env,
         )
-    except subprocess.TimeoutExpired:
-        return None, [], f"probe client did not finish within {timeout_s:.0f} s"
+    except subprocess.TimeoutExpired as exc:
+        return None, [], f"probe client did not finish within {exc.timeout:g} s"
     meta: dict[str, Any] | None = None
     conns: list[dict[str, Any]] = []
     err: str | None = None

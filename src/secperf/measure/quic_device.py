@@ -223,8 +223,10 @@ def run_client(
         limit = RUN_TIMEOUT_S + 10 * n
         try:
             p = registry.run(argv, "qemu device emulator (QUIC)", capture_output=True, text=True, timeout=limit)
-        except subprocess.TimeoutExpired:
-            raise MeasurementError(f"the QUIC guest client did not finish {n} connections within {limit} s") from None
+        except subprocess.TimeoutExpired as exc:  # registry.ChildTimeout: the emulator is stopped already
+            raise MeasurementError(
+                f"the QUIC guest client did not finish {n} connections within {exc.timeout:g} s"
+            ) from None
         conns = A.guest_connections(p.stdout, p.stderr, p.returncode, "QUIC")
         _total, events = A.read_events(ev)
     return conns, events

@@ -535,8 +535,8 @@ def replay_storm(
         r = registry.run(
             argv, "secperf-loadgen --storm (target)", capture_output=True, text=True, timeout=duration_s + 60
         )
-    except subprocess.TimeoutExpired:
-        raise ServerMeasureError(f"secperf-loadgen --storm did not end within {duration_s + 60:.0f} s") from None
+    except subprocess.TimeoutExpired as exc:
+        raise ServerMeasureError(f"secperf-loadgen --storm did not end within {exc.timeout:g} s") from None
     time.sleep(1.0)
     after = summarize_level(run_level(cap, None, capacity_s + 30, cores))
     lines, end = storm_output(r)

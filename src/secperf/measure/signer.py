@@ -237,8 +237,8 @@ def _run_worker(
             env=env,
             timeout=budget,
         )
-    except subprocess.TimeoutExpired:
-        R.add_failure(s, f"worker did not finish within {budget} s")
+    except subprocess.TimeoutExpired as exc:
+        R.add_failure(s, f"worker did not finish within {exc.timeout:g} s")
         return []
     iters: list[dict[str, Any]] = []
     for msg in parse_lines(proc.stdout):

@@ -237,8 +237,8 @@ def measure(stack: str, cfg: HandshakeConfig, n: int, warmup: int, server: Serve
                 timeout=RUN_TIMEOUT_S + total,
                 env={**os.environ, "SP_HOST_EVENTS": str(ev)},
             )
-        except subprocess.TimeoutExpired:
-            R.add_failure(s, f"the {stack} client did not finish {total} handshakes within {RUN_TIMEOUT_S + total} s")
+        except subprocess.TimeoutExpired as exc:
+            R.add_failure(s, f"the {stack} client did not finish {total} handshakes within {exc.timeout:g} s")
             return R.finalize_series(s)
         conns: list[dict[str, Any]] = []
         for line in p.stdout.splitlines():
