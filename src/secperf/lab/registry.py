@@ -293,11 +293,12 @@ def scaled(limit_s: float | None) -> float | None:
     return None if limit_s is None else limit_s * limit_scale()
 
 
-def kill_tree(proc: subprocess.Popen[Any]) -> None:
+def kill_tree(proc: subprocess.Popen[Any], reap: bool = True) -> None:
     """SIGKILL a child, its process group when it leads one (spawned with start_new_session) and
     every process below it (found before the kill: an orphan is re-parented and cannot be found
-    after), then reap it and drop it from the registry. Never signals a process it did not find
-    under the child (psutil checks each PID is still the process it found)."""
+    after), then (reap) reap it and drop it from the registry; reap=False from another thread than
+    the one reading its pipes. Never signals a process it did not find under the child (psutil
+    checks each PID is still the process it found)."""
     try:
         below = psutil.Process(proc.pid).children(recursive=True)
     except psutil.Error:
@@ -320,6 +321,8 @@ def kill_tree(proc: subprocess.Popen[Any]) -> None:
             p.kill()
         except psutil.Error:
             pass
+    if not reap:
+        return
     try:
         proc.communicate(timeout=5)  # closes the pipes (whatever is left in them is dropped)
     except (subprocess.TimeoutExpired, ValueError, OSError):
