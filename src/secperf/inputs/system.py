@@ -178,6 +178,11 @@ class ServerSection(_Section):
         "socket); `fleet --replay` models the storm with it (the kernel caps it at somaxconn). "
         "Without it the replay's model assumes max(512, clients + 64) and says so",
     )
+    accept_per_s: Annotated[float, Field(gt=0, le=1e9)] | None = Field(
+        None,
+        description="connections per second the idle server takes off its accept queue; `fleet --replay` "
+        "and `mqtt-load` model a storm with it instead of probing the target (a probe gives a lower bound)",
+    )
     source: Source | None = None
 
 
