@@ -265,11 +265,12 @@ def run_guest(
             if proc.stdin is not None:
                 proc.stdin.close()
             err = proc.stderr.read().decode(errors="replace") if proc.stderr is not None else ""
-            proc.wait(timeout=30)
+            proc.wait(timeout=registry.scaled(30))
+        except subprocess.TimeoutExpired as exc:  # it closed its output but did not exit
+            raise MeasurementError(f"the EDHOC guest did not exit within {exc.timeout:g} s of its last line") from None
         finally:
             if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+                registry.kill_tree(proc)
             registry.forget(proc)
             registry.forget_secret(key_file)
         if not lines:

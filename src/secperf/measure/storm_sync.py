@@ -154,11 +154,25 @@ def run_generators(argvs: list[list[str]], cores: list[int], timeout_s: float) -
         for t in threads:
             t.join(max(0.0, deadline - time.monotonic()))
         for i, p in enumerate(procs):
+            late = ""
             if p.poll() is None:
                 p.terminate()
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:  # deaf to SIGTERM: it and all it started are killed
+                    registry.kill_tree(p, reap=False)
+                    p.wait()
+                    late = "stopped: still running 30 s after SIGTERM"
             err = p.stderr.read() if p.stderr else ""
-            rc = p.wait(timeout=30)
-            out.append({"lines": lines[i], "returncode": rc, "stderr": err.strip(), "sync": sync.said()})
+            rc = p.wait()
+            out.append(
+                {
+                    "lines": lines[i],
+                    "returncode": rc,
+                    "stderr": (err.strip() + "\n" + late).strip(),
+                    "sync": sync.said(),
+                }
+            )
     finally:
         for p in procs:
             if p.poll() is None:
