@@ -256,20 +256,23 @@ class Link:
             ip("netns", "add", ns)
             self._created.append(ns)
             ip("-n", ns, "link", "set", "lo", "up")
-            subprocess.run(
-                [
-                    "ip",
-                    "netns",
-                    "exec",
-                    ns,
-                    "sysctl",
-                    "-qw",
-                    "net.ipv6.conf.all.disable_ipv6=1",
-                    "net.ipv6.conf.default.disable_ipv6=1",
-                ],
-                capture_output=True,
-                timeout=10,
-            )
+            try:
+                subprocess.run(
+                    [
+                        "ip",
+                        "netns",
+                        "exec",
+                        ns,
+                        "sysctl",
+                        "-qw",
+                        "net.ipv6.conf.all.disable_ipv6=1",
+                        "net.ipv6.conf.default.disable_ipv6=1",
+                    ],
+                    capture_output=True,
+                    timeout=10,
+                )
+            except subprocess.TimeoutExpired:
+                raise LinkError(f"turning IPv6 off in the namespace {ns} did not finish within 10 s") from None
 
     def _make_user_namespaces(self) -> None:
         """Rootless: a holder with a new user namespace and the device's network namespace, then a
@@ -293,7 +296,10 @@ class Link:
         if not self.rootless:
             ip("-n", self._ns(side), *args)
             return
-        p = subprocess.run(self.prefix(side) + ["ip", *args], capture_output=True, text=True, timeout=10, cwd="/")
+        try:
+            p = subprocess.run(self.prefix(side) + ["ip", *args], capture_output=True, text=True, timeout=10, cwd="/")
+        except subprocess.TimeoutExpired:
+            raise LinkError(f"`ip {' '.join(args)}` in the {side} namespace did not finish within 10 s") from None
         if p.returncode != 0:
             raise LinkError(f"`ip {' '.join(args)}` in the {side} namespace failed: {p.stderr.strip() or p.returncode}")
 
@@ -417,9 +423,12 @@ class Link:
         ``Tcp.RetransSegs``; for loopback, the current namespace's. Read by `cat` inside the side's
         namespace on purpose: /proc/net is per network namespace, and psutil reads the caller's (nor
         does it give the retransmission counters)."""
-        p = subprocess.run(
-            self.prefix(side) + ["cat", "/proc/net/snmp"], capture_output=True, text=True, timeout=10, cwd="/"
-        )  # rootless: nsenter --wd=. needs a readable cwd
+        try:
+            p = subprocess.run(
+                self.prefix(side) + ["cat", "/proc/net/snmp"], capture_output=True, text=True, timeout=10, cwd="/"
+            )  # rootless: nsenter --wd=. needs a readable cwd
+        except subprocess.TimeoutExpired:
+            return {}  # counters unread: the callers report none rather than wrong ones
         out: dict[str, int] = {}
         lines = p.stdout.splitlines()
         for head, vals in zip(lines[::2], lines[1::2]):

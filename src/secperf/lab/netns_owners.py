@@ -22,7 +22,10 @@ NAME_RE = re.compile(r"^secperf-ln-(\d+)-(\d+)-(dev|srv)$")
 
 
 def ip(*args: str, check: bool = True, timeout: float = 10) -> subprocess.CompletedProcess[str]:
-    p = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=timeout)
+    try:
+        p = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:  # `ip` forks nothing: the run's kill of it leaves no orphan
+        raise LinkError(f"`ip {' '.join(args)}` did not finish within {timeout:g} s") from None
     if check and p.returncode != 0:
         raise LinkError(f"`ip {' '.join(args)}` failed: {p.stderr.strip() or p.returncode}")
     return p
