@@ -20,6 +20,7 @@ from ..measure.storm_capacity import storm_bounds
 from ..model.fleet import FleetModel, simulate
 from . import bounds, cluster_mqtt
 from .cluster_generators import shares
+from .mqtt_target import accept_from, model_backlog, target_inputs
 from .runner import Output, Phase, measure_and_write
 from .se_keys import offload_name, profiles_named
 
@@ -80,8 +81,8 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
         "capacity_from": f"secperf-loadgen --app mqtt, {(m.get('capacity_before') or {}).get('clients', 32)} "
         "clients closed loop, just before and after the load (mean)",
     }
-    # mosquitto's listen backlog is known; a target's is not, so its model holds every client
-    backlog = c.clients + 64 if m.get("target") else MOSQUITTO_BACKLOG
+    # mosquitto's listen backlog is known; a target's from its system file, else every client held
+    backlog, out["backlog_from"] = model_backlog(c, m, MOSQUITTO_BACKLOG)
     out["backlog"] = backlog
     # how long the broker's event-loop pass lasts: its own CPU per handshake in the capacity runs (it is
     # below 1 / capacity when the generator, not the broker, limits the rate)
@@ -114,11 +115,7 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
     # get only the accept queue. How long the close work lasts is not measured: the model's step, the time
     # it takes the first SYNs of a storm without spread to arrive in
     out["start_pass_s"] = start_pass_s = FleetModel.dt_s
-    out["accept_from"] = (
-        "measured: bursts of TCP connects into the idle broker's accept queue (accept_rate)"
-        if acc
-        else "assumed (fleet's model default): no measured accept rate"
-    )
+    out["accept_from"] = accept_from(m)
     # the capacity the storm met, measured in it: the lower of the broker's and the generator's bounds
     # (measure/storm_capacity.py); the model is run at it beside the closed-loop capacity
 
@@ -235,6 +232,7 @@ def run(
         max_hours,
     )
     lt = None
+    inputs: dict[str, Any] = {}  # a target's backlog and accept rate (app/mqtt_target)
     if target is not None:
         if c.se_profile and not target.get("client_cert"):
             raise InputError(
@@ -271,6 +269,8 @@ def run(
                 f"({str(exc).split('(', 1)[-1].split(')')[0]}); {cert}, or it does not speak "
                 "MQTT on that port"
             ) from None
+        # the storm model's backlog and accept rate: the --system file's, or probed here (exit 2 on refusal)
+        inputs = target_inputs(lt, target)
 
     load = None  # the load's runner: None here, the cluster's generators with --cluster
     fd_clients = None  # the most clients one generator process holds (--target on a cluster)
@@ -284,6 +284,8 @@ def run(
             else:
                 m = M.measure_target(lt, c, run.dir / "mqtt", load=load, fd_clients=fd_clients)
                 m["negotiated"] = negotiated
+                m["target_inputs"] = {"backlog": inputs["backlog"]}
+                m["accept_rate"] = inputs["accept_rate"]
             if m.get("cluster", {}).get("lost"):
                 m["partial"] = "generator(s) lost mid-run: " + "; ".join(
                     f"{x['name']} ({x['reason']})" for x in m["cluster"]["lost"]
