@@ -145,10 +145,20 @@ def _fingerprint(*parts: bytes) -> str:
 def _run_steps(steps: list[list[str]], log: Path) -> None:
     with open(log, "a") as fh:
         for argv in steps:
-            try:
-                p = subprocess.run(argv, stdout=fh, stderr=subprocess.STDOUT, timeout=BUILD_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                raise DtlsSetupError(f"building the DTLS pair took over {BUILD_TIMEOUT_S} s (log: {log})") from None
+            try:  # registered, in a process group of its own: killed whole (its compilers too) past the limit
+                p = registry.run(
+                    argv,
+                    f"building the DTLS pair ({Path(argv[0]).name})",
+                    BUILD_TIMEOUT_S,
+                    stdout=fh,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            except subprocess.TimeoutExpired as exc:
+                raise DtlsSetupError(
+                    f"building the DTLS pair: `{Path(argv[0]).name}` did not finish within {exc.timeout:g} s "
+                    f"and was stopped (log: {log})"
+                ) from None
             if p.returncode != 0:
                 raise DtlsSetupError(f"building the DTLS pair failed at `{' '.join(argv[:2])}` (log: {log})")
 
