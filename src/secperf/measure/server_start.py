@@ -210,7 +210,12 @@ def private_op_us(key: str, n: int, seed: int, core: int | None = None) -> dict[
     if not key.startswith("ed"):
         args += ["--hash", "sha256"]
     pre = (lambda: os.sched_setaffinity(0, {core})) if core is not None else None
-    r = subprocess.run(args, capture_output=True, text=True, timeout=300, preexec_fn=pre)
+    try:  # registered: a hang is killed with all it started and named; a killed secperf leaves nothing
+        r = registry.run(args, "secperf-probe speed", 300, capture_output=True, text=True, preexec_fn=pre)
+    except subprocess.TimeoutExpired as exc:
+        raise ServerMeasureError(
+            f"secperf-probe speed --alg {alg} --op sign did not finish within {exc.timeout:g} s"
+        ) from None
     samples = [m for m in map(parse_line, r.stdout.splitlines()) if m and m.get("type") == "sample"]
     if not samples:
         raise ServerMeasureError(
