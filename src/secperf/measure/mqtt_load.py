@@ -402,7 +402,12 @@ def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], time
             if time.monotonic() > deadline:
                 proc.terminate()
         err = proc.stderr.read() if proc.stderr else ""
-        rc = proc.wait(timeout=30)
+        try:
+            rc = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired as exc:  # closed its output but never exited: named, no traceback
+            raise MeasurementError(
+                f"secperf-mqttload did not exit within {exc.timeout:g} s of closing its output"
+            ) from None
     finally:
         if proc.poll() is None:
             proc.kill()
