@@ -16,6 +16,8 @@ from ..app import mqtt_load as app
 from ..app.cluster import require
 from ..core.errors import InputError
 from .measuring import output
+from .server import _from_system
+from .system_args import in_file_words
 
 if TYPE_CHECKING:
     from ..core.result_schema import Result
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
 
 def run(args: argparse.Namespace) -> Result:
     target = None
+    if args.system:  # its [server] table: the target and its companions, under the command line's own
+        _from_system(args)
     if args.target:
         given = [
             o
@@ -48,6 +52,8 @@ def run(args: argparse.Namespace) -> Result:
             "servername": args.servername,
             "client_cert": args.client_cert,
             "client_key": args.client_key,
+            "backlog": getattr(args, "target_backlog", None),  # [server].backlog of --system
+            "accept_per_s": getattr(args, "target_accept_per_s", None),  # [server].accept_per_s
         }
     else:
         for opt, v in (
@@ -87,4 +93,7 @@ def run(args: argparse.Namespace) -> Result:
     )
 
     cluster = require(args.cluster)  # Ray missing or a malformed address: exit 2 before anything runs
-    return app.run(c, output(args), target, max_hours=args.max_hours, cluster=cluster)
+    try:
+        return app.run(c, output(args), target, max_hours=args.max_hours, cluster=cluster)
+    except InputError as exc:  # about a value the --system file gave: said with the file's key path
+        raise in_file_words(exc, args.system, getattr(args, "system_taken", None) or {}) from None

@@ -46,6 +46,8 @@ def _from_system(args: argparse.Namespace) -> None:
             taken[f"--{k.replace('_', '-')}"] = f"[server].{k}"
     if srv.backlog is not None:  # the target's listen backlog: `fleet --replay`'s model takes it
         args.target_backlog = srv.backlog
+    if srv.accept_per_s is not None:  # the target's accept rate: the storm models take it instead of a probe
+        args.target_accept_per_s = srv.accept_per_s
     if srv.servername and not args.servername:
         args.servername = srv.servername
         taken["--servername"] = "[server].servername"

@@ -114,6 +114,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     t.add_argument("--servername", help="with --target: the name sent (SNI) and verified")
     t.add_argument("--client-cert", help="with --target: the clients' certificate (PEM)")
     t.add_argument("--client-key", help="with --target: its key (PEM, a file only its owner reads)")
+    t.add_argument(
+        "--system",
+        type=argtypes.path,
+        metavar="FILE.toml",
+        help="a system file whose [server] table gives the target (target, ca, servername, client_cert, "
+        "client_key; paths relative to the file), its listen backlog (backlog) and accept rate "
+        "(accept_per_s) for the storm's model; options given here win. Without accept_per_s the target is "
+        "probed with bursts of connects before the load (a lower bound)",
+    )
 
     cluster_option(
         p,
