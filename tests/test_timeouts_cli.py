@@ -1,0 +1,142 @@
+"""`secperf device handshake` when a tool it runs hangs, end to end: a fresh SECPERF_HOME (nothing
+built), a stand-in `make` that leaves the build's files at once and a stand-in `qemu-arm` that never
+answers `--offers` (with a child of its own). With a tiny limit (SECPERF_LIMIT_SCALE) the command fails
+as a build failure naming the tool and the limit, exit 1, no traceback, and both stand-ins are gone;
+killed with -9 while it waits, the run's watchdog stops them. Structure only."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import alive, skip
+from secperf.lab import registry
+from secperf.measure import device_sources, quic_device_build
+
+ROOT = Path(__file__).resolve().parents[1]
+
+FAKE_MAKE = """#!/bin/sh
+# stands in for make: leaves the files a device build writes into OUT=, at once
+for a in "$@"; do case "$a" in OUT=*) out="${a#OUT=}";; esac; done
+mkdir -p "$out"
+for f in sp-device-quic libinsn_events.so sp-wolfssl sp-mbedtls sp-edhoc; do : > "$out/$f"; chmod +x "$out/$f"; done
+"""
+
+FAKE_QEMU = """#!/bin/sh
+# stands in for qemu-arm: never answers, and has a child of its own
+case "$1" in --version) echo "qemu-arm version 0 (a stand-in that hangs)"; exit 0;; esac
+sleep 300 &
+echo "$$ $!" > "$FAKE_PIDS.tmp" && mv "$FAKE_PIDS.tmp" "$FAKE_PIDS"
+wait
+"""
+
+
+def _needs_cross_tools() -> None:
+    if not shutil.which("arm-linux-gnueabihf-gcc") or not (quic_device_build.CROSS_LIBC / "lib").is_dir():
+        skip("needs-bootstrap", "the ARM cross-compiler and its loader (scripts/bootstrap installs them)")
+    # where a run with a fresh SECPERF_HOME looks (it would fetch Debian's packages otherwise)
+    libdirs = [r / "usr/lib/arm-linux-gnueabihf" for r in (device_sources.install_cache() / "sysroot-armhf", Path("/"))]
+    if not any(all((d / lib).exists() for lib in quic_device_build.ARMHF_LIBS) for d in libdirs):
+        skip("needs-bootstrap", "the armhf ngtcp2/GnuTLS sysroot (scripts/bootstrap fetches it)")
+
+
+def _env(tmp_path: Path, scale: str | None) -> dict[str, str]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name, text in (("make", FAKE_MAKE), ("qemu-arm", FAKE_QEMU)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "src"),
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "SECPERF_HOME": str(tmp_path / "home"),  # nothing built there: the build (and its --offers) runs now
+        "FAKE_PIDS": str(tmp_path / "pids"),
+    }
+    env.pop(registry.LIMIT_SCALE_ENV, None)
+    if scale is not None:
+        env[registry.LIMIT_SCALE_ENV] = scale
+    return env
+
+
+def _argv(tmp_path: Path, tls: str) -> list[str]:
+    stack = ["--stack", "ngtcp2"] if tls == "quic" else []
+    return [sys.executable, "-m", "secperf", "device", "handshake", "--tls", tls, *stack, "--n", "1"] + [
+        "--no-report",
+        "--out",
+        str(tmp_path / "out"),
+    ]
+
+
+def _left(pids: list[int], grace_s: float = 10.0) -> list[int]:
+    end = time.monotonic() + grace_s
+    while time.monotonic() < end and any(alive(p) for p in pids):
+        time.sleep(0.05)
+    return [p for p in pids if alive(p)]
+
+
+@pytest.mark.parametrize(
+    ("tls", "asked"),
+    [
+        ("quic", "asking the QUIC client what it offers (qemu-arm)"),
+        ("edhoc", "asking the mbedtls3 client what it offers"),
+    ],
+)
+def test_offers_that_never_come_fail_the_build_naming_the_tool_and_its_limit(tmp_path, tls, asked):
+    _needs_cross_tools()
+    p = subprocess.run(
+        _argv(tmp_path, tls), env=_env(tmp_path, "0.01"), capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert p.returncode == 1, p.stderr[-2000:]
+    assert "secperf device: error:" in p.stderr
+    assert asked in p.stderr and "did not finish within 0.6 s" in p.stderr, p.stderr[-1000:]
+    pids = [int(x) for x in (tmp_path / "pids").read_text().split()]
+    assert _left(pids) == [], "the emulator or its child outlived the time-out"
+    # the failed build left nothing a later run would reuse
+    build = tmp_path / "home" / "device" / "build"
+    assert not [d for d in build.iterdir() if d.name != ".lock" and d.is_dir()]
+
+
+def test_a_bad_limit_scale_exits_2_naming_the_variable(tmp_path):
+    _needs_cross_tools()
+    p = subprocess.run(
+        _argv(tmp_path, "quic"), env=_env(tmp_path, "soon"), capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert p.returncode == 2, p.stderr[-2000:]
+    assert "Traceback" not in p.stderr
+    assert f"{registry.LIMIT_SCALE_ENV}='soon'" in p.stderr
+
+
+def test_secperf_killed_while_it_waits_on_a_hanging_tool_leaves_nothing(tmp_path):
+    _needs_cross_tools()
+    proc = subprocess.Popen(
+        _argv(tmp_path, "quic"),
+        env=_env(tmp_path, None),  # the real limit (60 s): secperf is killed long before
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    pidfile = tmp_path / "pids"
+    try:
+        end = time.monotonic() + 120
+        while not pidfile.is_file() and proc.poll() is None and time.monotonic() < end:
+            time.sleep(0.05)
+        assert pidfile.is_file(), f"the stand-in emulator never started: {proc.stderr.read() if proc.stderr else ''}"
+        pids = [int(x) for x in pidfile.read_text().split()]
+        assert all(alive(p) for p in pids)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert _left(pids) == [], "the hanging tool or its child outlived a kill -9 of secperf"
