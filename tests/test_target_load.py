@@ -222,6 +222,12 @@ def test_fleet_replay_against_a_target(nginx, tmp_path):
     assert "failed" not in r, r
     assert r["clients"] == 20 and r["measured"]["back"] == 20 and r["capacity_per_s"] > 0
     assert r["server_cpu_s"] is None
+    # the model's accept rate: probed against the target before the replay, a lower bound said so
+    assert (
+        r["accept_per_s"] > 0
+        and r["accept_from"].startswith("measured from here")
+        and "lower bound" in r["accept_from"]
+    )
 
 
 SYSTEM = """name = "gw"

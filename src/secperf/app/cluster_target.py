@@ -237,8 +237,9 @@ def replay_storm(
     )
 
 
-def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Result:
-    """`fleet --replay N --target HOST:PORT --cluster C`: the storm from every node reaching the target."""
+def run_replay(o: FleetOptions, params: dict[str, Any], output: Output, accept: dict[str, Any] | None = None) -> Result:
+    """`fleet --replay N --target HOST:PORT --cluster C`: the storm from every node reaching the target.
+    `accept`: the target's accept rate for the model (app/mqtt_target.target_accept), taken before."""
 
     lt = o.target
     params = {**params, "cluster": o.cluster}
@@ -266,7 +267,7 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
                             min(o.horizon_s, 600.0),
                             o.seed,
                         )
-                        r = replay_compare(o, pol, m)
+                        r = replay_compare(o, pol, {**m, "accept_rate": accept} if accept else m)
                         r["cluster"] = m["cluster"]
                         replays.append(r)
                     except (S.ServerMeasureError, SetupError, ClusterRunError) as exc:

@@ -1,5 +1,5 @@
 """What the storm's model takes of the user's own broker (`mqtt-load --target`, or `--system FILE` with
-a [server] table), and where each figure comes from:
+a [server] table; `fleet --replay --target` takes the accept rate alike), and where each figure comes from:
 
 - the listen backlog: [server].backlog of the system file, or an assumption (clients + 64: every client
   queued) that the record names as one; mosquitto started here has its own (100, in its code);
@@ -25,16 +25,19 @@ PROBED = (
 LOCAL = "measured: bursts of TCP connects into the idle broker's accept queue (accept_rate)"
 
 
+def target_accept(lt: LoadTarget, given: float | None, backlog: int | None) -> dict[str, Any]:
+    """The target's accept rate for a storm model (mqtt-load, fleet --replay), before the run: the
+    system file's [server].accept_per_s (`given`), else probed (bursts below `backlog` when known; a
+    refusal is exit 2 naming the target before a run directory exists)."""
+    if given is not None:
+        return {"accept_per_s": float(given), "from": FROM_FILE.format(key="accept_per_s")}
+    return {**probe_accept_rate(lt.addr, lt.port, lt.name, backlog=backlog), "from": PROBED}
+
+
 def target_inputs(lt: LoadTarget, target: dict[str, Any]) -> dict[str, Any]:
-    """Before the run (an error is exit 2 before a run directory exists): the target's backlog as the
-    file gives it (None: not known) and its accept rate, from the file or probed."""
+    """mqtt-load's: the target's backlog as the file gives it (None: not known) and its accept rate."""
     backlog = target.get("backlog")
-    acc = target.get("accept_per_s")
-    if acc is not None:
-        accept: dict[str, Any] = {"accept_per_s": float(acc), "from": FROM_FILE.format(key="accept_per_s")}
-    else:
-        accept = {**probe_accept_rate(lt.addr, lt.port, lt.name, backlog=backlog), "from": PROBED}
-    return {"backlog": backlog, "accept_rate": accept}
+    return {"backlog": backlog, "accept_rate": target_accept(lt, target.get("accept_per_s"), backlog)}
 
 
 def model_backlog(c: MqttLoadConfig, m: dict[str, Any], local_backlog: int) -> tuple[int, str]:

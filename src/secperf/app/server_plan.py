@@ -184,6 +184,7 @@ class FleetOptions:
     replay: int | None = None  # replay a storm of this many clients against nginx and compare
     target: Any = None  # --target with --replay: the storm against the user's server (LoadTarget)
     target_backlog: int | None = None  # the target's listen backlog ([server].backlog of --system); None: assumed
+    target_accept_per_s: float | None = None  # the target's accept rate ([server].accept_per_s); None: probed
     allow_partial: bool = False  # --from may name a running or abandoned run
     max_hours: float | None = None  # --max-hours: the limit of the run's estimate (app/bounds.py)
 
@@ -202,12 +203,23 @@ def replay_backlog(o: FleetOptions, clients: int) -> tuple[int, str]:
     )
 
 
+def replay_accept(measured: dict[str, Any]) -> tuple[float, str]:
+    """The accept rate the replay's model takes and where it comes from: the target's (its system file's
+    [server].accept_per_s or the probe before the replay, measured["accept_rate"]), else fleet's assumed one."""
+    acc = measured.get("accept_rate") or {}
+    if acc.get("accept_per_s"):
+        return float(acc["accept_per_s"]), str(acc.get("from"))
+    why = f" (the probe: {acc['why_none']})" if acc.get("why_none") else ""
+    return FleetModel.accept_per_s, f"assumed (fleet's model default): no measured accept rate{why}"
+
+
 def replay_compare(o: FleetOptions, policy: str, measured: dict[str, Any]) -> dict[str, Any]:
     """A replayed storm beside the model given the capacity measured just before it: the model with
     and without the server's abandoned work, and the ratios measured / model."""
 
     st = measured["storm"]
     backlog, backlog_from = replay_backlog(o, measured["clients"])
+    accept_per_s, accept_from = replay_accept(measured)
     out: dict[str, Any] = {
         "clients": measured["clients"],
         "policy": policy,
@@ -219,6 +231,9 @@ def replay_compare(o: FleetOptions, policy: str, measured: dict[str, Any]) -> di
         "server_cpu_s": measured["server_cpu_s"],
         "backlog": backlog,
         "backlog_from": backlog_from,
+        "accept_per_s": accept_per_s,
+        "accept_from": accept_from,
+        "accept_rate": measured.get("accept_rate"),  # the probe's rounds (or the file's figure), as taken
         "measured": {
             k: st.get(k)
             for k in (
@@ -248,6 +263,7 @@ def replay_compare(o: FleetOptions, policy: str, measured: dict[str, Any]) -> di
                 cap_s=o.cap_s,
                 timeout_s=o.timeout_s,
                 backlog=backlog,
+                accept_per_s=accept_per_s,
                 abandoned_work=ab,
                 horizon_s=o.horizon_s,
             )

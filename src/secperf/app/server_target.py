@@ -18,6 +18,7 @@ from ..measure import server as S
 from ..measure import server_target as T
 from .cluster_target import run_replay as cluster_replay
 from .cluster_target import run_server as cluster_run
+from .mqtt_target import target_accept
 from .runner import Output, Phase, measure_and_write
 from .server_plan import check_levels, params_of, replay_compare
 
@@ -117,9 +118,10 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
     if lt.protocol != "tls":
         raise InputError("--replay --target: the storm replays TLS connections; the target must be TLS")
     T.probe(lt, "1.3")
+    accept = target_accept(lt, o.target_accept_per_s, o.target_backlog)  # the model's accept rate
     params = {**params, "target": lt.labels()}
     if o.cluster:
-        return cluster_replay(o, params, output)
+        return cluster_replay(o, params, output, accept)
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         replays = []
@@ -137,7 +139,7 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
                     duration_s=min(o.horizon_s, 600.0),
                     seed=o.seed,
                 )
-                replays.append(replay_compare(o, pol, m))
+                replays.append(replay_compare(o, pol, {**m, "accept_rate": accept}))
             except (S.ServerMeasureError, SetupError) as exc:
                 replays.append({"clients": replay, "policy": pol, "failed": str(exc)})
             doc.analysis.fleet = FleetAnalysis.model_validate(

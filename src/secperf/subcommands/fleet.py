@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> Result:
 
     o.target = load_target(args)
     o.target_backlog = getattr(args, "target_backlog", None)  # [server].backlog of --system
+    o.target_accept_per_s = getattr(args, "target_accept_per_s", None)  # [server].accept_per_s of --system
 
     o.cluster = require(args.cluster)  # Ray missing or a malformed address: exit 2 before anything runs
     if o.cluster and o.replay is None:
