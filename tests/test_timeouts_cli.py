@@ -6,6 +6,7 @@ killed with -9 while it waits, the run's watchdog stops them. Structure only."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -140,3 +141,43 @@ def test_secperf_killed_while_it_waits_on_a_hanging_tool_leaves_nothing(tmp_path
             proc.kill()
             proc.wait()
     assert _left(pids) == [], "the hanging tool or its child outlived a kill -9 of secperf"
+
+
+FAKE_CURL = """#!/bin/sh
+# stands in for curl: never connects, and has a child of its own
+sleep 300 &
+echo "$$ $!" >> "$FAKE_PIDS"
+wait
+"""
+
+
+@pytest.mark.slow  # starts the lab's nginx and token; four client runs of about a second each
+def test_a_client_past_its_limit_is_a_failed_sample_with_its_reason_and_the_run_goes_on(tmp_path):
+    if not (shutil.which("nginx") or os.path.exists("/usr/sbin/nginx")):
+        skip("needs-bootstrap", "nginx (scripts/bootstrap installs it)")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "curl").write_text(FAKE_CURL)
+    (bin_dir / "curl").chmod(0o755)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "src"),
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "FAKE_PIDS": str(tmp_path / "pids"),
+        registry.LIMIT_SCALE_ENV: "0.05",  # the client's limit (--timeout-ms + 30 s) becomes about 1.5 s
+    }
+    argv = [sys.executable, "-m", "secperf", "connect", "https", "--client", "curl", "--auth", "mtls"]
+    argv += ["--n", "2", "--warmup", "0", "--timeout-ms", "100", "--json", "--no-report", "--out", str(tmp_path)]
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert p.returncode == 1, p.stderr[-2000:]  # measurement failures, not a crash
+    doc = json.loads(p.stdout)
+    assert doc["series"], "no series: the run did not go on"
+    for s in doc["series"]:
+        assert len(s["samples"]) == 2, "every run is a sample: the run went on after the first time-out"
+        for x in s["samples"]:
+            assert x["ok"] is False
+            assert "curl exited -9" in x["reason"] and "did not finish within" in x["reason"]
+    pids = [int(x) for x in (tmp_path / "pids").read_text().split()]
+    assert len(pids) == 2 * 2 * len(doc["series"])
+    assert _left(pids) == [], "a timed-out client or its child outlived the run"
