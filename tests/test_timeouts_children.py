@@ -5,6 +5,7 @@ process it started are gone afterwards. Structure only: no wall times are judged
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 from conftest import alive
 from secperf.core.errors import InputError, SecperfError
 from secperf.lab import registry
-from secperf.measure import build_stage, connect_spawn, device_build
+from secperf.measure import build_stage, connect_spawn, device_build, server_target
 
 
 def _hang(pids: Path) -> list[str]:
@@ -114,3 +115,18 @@ def test_timed_clients_carry_the_run_mark_so_a_killed_run_leaves_none(tmp_path):
     r, _w, _b = connect_spawn.timed_run(["sh", "-c", f"env > {out}"], {"PATH": os.environ["PATH"]}, 10)
     assert r.returncode == 0
     assert f"{registry.ENV}={registry.current().mark}" in out.read_text().splitlines()
+
+
+def test_a_target_that_accepts_tcp_but_never_completes_a_handshake_is_an_input_error(monkeypatch):
+    # the check's own limit (3 x 5 s + 10 s) scaled to 0.25 s: it fires before the probe's own 5 s timeout
+    monkeypatch.setenv(registry.LIMIT_SCALE_ENV, "0.01")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(8)  # the kernel completes TCP; nobody ever answers the ClientHello
+        port = s.getsockname()[1]
+        lt = server_target.parse_load_target(f"127.0.0.1:{port}")
+        with pytest.raises(InputError) as err:
+            server_target.probe(lt, timeout_s=5)
+    msg = str(err.value)
+    assert msg.startswith(f"--target 127.0.0.1:{port}: no handshake within 0.25 s"), msg
+    assert not [p for p in registry.current().doc["processes"] if p["what"] == "probe client (target check)"]

@@ -262,6 +262,11 @@ def handshake_once(lt: LoadTarget, tls: str, timeout_s: float, netns_prefix: lis
         r = registry.run(
             args, "probe client (target check)", capture_output=True, text=True, timeout=timeout_s * 3 + 10
         )
+    except subprocess.TimeoutExpired as exc:  # it answers TCP (reach) but never completes a handshake
+        raise InputError(
+            f"--target {lt.name}: no handshake within {exc.timeout:g} s (it accepts TCP but the TLS "
+            f"handshake never ends); is a {'DTLS' if lt.protocol == 'dtls' else 'TLS'} server listening there?"
+        ) from None
     except (OSError, subprocess.SubprocessError) as exc:
         raise ServerMeasureError(f"secperf-probe client against {lt.name}: {exc}") from None
     if r.returncode == 2:
