@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import subprocess
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -97,7 +98,10 @@ def measure_crypto(
                 "--key",
                 str(pem.key),
             ]
-            p = registry.run(argv, "qemu device emulator", capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+            try:
+                p = registry.run(argv, "qemu device emulator", capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+            except subprocess.TimeoutExpired as exc:  # registry.ChildTimeout: a failed series with the reason
+                p = subprocess.CompletedProcess(argv, -9, "", str(exc))
             s = R.new_series(
                 f"device-crypto/{device}/{stack_tag(stack, build)}/{op}",
                 kind="device_crypto",
