@@ -15,7 +15,7 @@ import pytest
 from conftest import alive
 from secperf.core.errors import InputError, SecperfError
 from secperf.lab import registry
-from secperf.measure import build_stage, connect_spawn, device_build, server_target
+from secperf.measure import build_stage, connect_spawn, device_build, device_sources, server_target
 
 
 def _hang(pids: Path) -> list[str]:
@@ -130,3 +130,12 @@ def test_a_target_that_accepts_tcp_but_never_completes_a_handshake_is_an_input_e
     msg = str(err.value)
     assert msg.startswith(f"--target 127.0.0.1:{port}: no handshake within 0.25 s"), msg
     assert not [p for p in registry.current().doc["processes"] if p["what"] == "probe client (target check)"]
+
+
+def test_a_source_fetch_past_its_limit_is_a_setup_error_and_its_group_is_gone(tmp_path):
+    pids = tmp_path / "pids"
+    with pytest.raises(
+        device_sources.DeviceSetupError, match=r"fetching a part: sh -c .* within 0.3 s and was stopped"
+    ):
+        device_sources._run(_hang(pids), tmp_path, "fetching a part", timeout=0.3)
+    assert _gone(pids) == []

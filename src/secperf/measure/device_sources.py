@@ -37,6 +37,7 @@ from pathlib import Path
 
 from ..core.errors import SetupError
 from ..core.paths import secperf_home
+from ..lab import registry
 
 
 class DeviceSetupError(SetupError):
@@ -221,14 +222,31 @@ def _run(cmd: list[str], cwd: Path, what: str, env: dict[str, str] | None = None
             f"{what}: {cmd[0]} is not installed (scripts/bootstrap installs it); or use an "
             f"installation whose source cache holds it ({install_cache()})"
         )
+    # in a process group of its own, killed whole past its limit (apt-get's methods, cargo's children);
+    # not through the run registry: scripts/bootstrap runs this too, outside any run (in a run, the
+    # child carries the run's mark from secperf's environment: a killed secperf's watchdog stops it)
+    limit = registry.scaled(timeout)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+        start_new_session=True,
+    )
     try:
-        p = subprocess.run(
-            cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
-        )
+        out, err = proc.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
-        raise DeviceSetupError(f"{what}: {' '.join(cmd[:3])} did not finish within {timeout:.0f} s") from None
-    if p.returncode != 0:
-        raise DeviceSetupError(f"{what} failed (exit {p.returncode}): {(p.stderr or p.stdout).strip()[-800:]}")
+        registry.kill_tree(proc)
+        raise DeviceSetupError(
+            f"{what}: {' '.join(cmd[:3])} did not finish within {limit:g} s and was stopped"
+        ) from None
+    except BaseException:
+        registry.kill_tree(proc)
+        raise
+    if proc.returncode != 0:
+        raise DeviceSetupError(f"{what} failed (exit {proc.returncode}): {(err or out).strip()[-800:]}")
 
 
 def _fetch_debian_source(pkg: str) -> Callable[[Path], None]:
