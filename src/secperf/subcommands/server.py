@@ -27,7 +27,7 @@ TARGET_COMPANIONS = ("target_app", "ca", "servername", "client_cert", "client_ke
 def _from_system(args: argparse.Namespace) -> None:
     """--system FILE.toml: its [server] table under the command line's own --target options."""
 
-    sysf = load_system(args.system, "--system")
+    sysf = load_system(args.system)  # its messages name the file: "--system FILE: ..."
     srv = sysf.s.server
     if srv is None:
         raise InputError(
