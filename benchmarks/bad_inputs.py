@@ -55,22 +55,10 @@ MARK = {MARK!r}
 def accepted():
     print(MARK, file=sys.stderr, flush=True)
 
-import importlib, pkgutil
-import secperf
+sys.path.append({str(Path(__file__).resolve().parent)!r})  # this directory, last: the shared _patching
+from _patching import replace_everywhere as everywhere  # every module first, then every binding
 from secperf import cli
 from secperf.app import runner
-
-# every module first: the modules bind what they import at their tops, so a replacement reaches a
-# command only where each module that bound the original gets it too
-for info in pkgutil.walk_packages(secperf.__path__, "secperf."):
-    if not info.name.endswith("__main__"):
-        importlib.import_module(info.name)
-
-def everywhere(module, name, value):
-    original = getattr(module, name)
-    for mod in list(sys.modules.values()):
-        if getattr(mod, "__name__", "").startswith("secperf") and getattr(mod, name, None) is original:
-            setattr(mod, name, value)
 
 real = runner.measure_and_write
 

@@ -36,6 +36,8 @@ import time
 import traceback
 from pathlib import Path
 
+from _patching import replace_everywhere  # this directory is first on sys.path (or put there)
+
 HOSTILE = ["0", "-1", "nan", "inf", "1e999", "", "x" * 300, "a,a", ",", "\u0663", "1;2", "../../etc/passwd"]
 SKIP_OPTIONS = {"--help", "--version", "--cluster", "--out"}  # --cluster would reach for a Ray cluster
 SKIP_COMMANDS = {("netem", "run"), ("device", "build")}  # run a command / build a toolchain: nothing to fuzz
@@ -149,30 +151,14 @@ def install_stub():
         empty = [runner.Phase([], ph.label, lambda items, doc, run, progress: None) for ph in phases]
         return real(kind, params, empty, output)
 
-    # every module first, then every binding: the modules import what they use at their tops, so the
-    # replacement reaches a command only where each module that bound the original gets it too
-    import importlib
-    import pkgutil
-
-    import secperf
-
-    for info in pkgutil.walk_packages(secperf.__path__, "secperf."):
-        if not info.name.endswith("__main__"):
-            importlib.import_module(info.name)
-    _everywhere(runner, "measure_and_write", measure_and_write)
+    # every binding of each, every module of secperf loaded first (_patching: the imports sit at the
+    # modules' tops, so a replacement reaches a command only through each module that bound the original)
+    replace_everywhere(runner, "measure_and_write", measure_and_write)
     from secperf.app import plan as plan_app
 
     check = plan_app.check
-    _everywhere(plan_app, "plan_all", lambda o: (check(o), [])[1])
+    replace_everywhere(plan_app, "plan_all", lambda o: (check(o), [])[1])
     return params_seen
-
-
-def _everywhere(module, name: str, value) -> None:
-    """`module.name` replaced by `value` there and in every loaded secperf module that bound it."""
-    original = getattr(module, name)
-    for mod in list(sys.modules.values()):
-        if getattr(mod, "__name__", "").startswith("secperf") and getattr(mod, name, None) is original:
-            setattr(mod, name, value)
 
 
 def run(argv: list[str], timeout_s: float) -> tuple[int | None, str, str | None]:

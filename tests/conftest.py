@@ -1,4 +1,5 @@
 import contextlib
+import importlib.util
 import os
 import re
 import shutil
@@ -14,6 +15,13 @@ from typing import NoReturn
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# the one "replace a function in every module that bound it" (benchmarks/_patching.py), loaded by path:
+# the benchmarks import it as their sibling, and this conftest is also loaded by path from a copy
+_spec = importlib.util.spec_from_file_location("secperf_bench_patching", ROOT / "benchmarks" / "_patching.py")
+assert _spec is not None and _spec.loader is not None
+_PATCHING = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_PATCHING)
 # what-ifs and plans cost the host's side from the table shipped with secperf unless a test asks for
 # this host's measured costs (app/host_costs.py): figures that do not depend on the machine, no cost run
 os.environ.setdefault("SECPERF_HOST_COSTS", "shipped")
@@ -270,29 +278,9 @@ def run_chromium(profile_dir: Path, url: str, *extra: str, timeout: int = 120) -
 def patch_everywhere(monkeypatch: pytest.MonkeyPatch, module: types.ModuleType, name: str, value: object) -> None:
     """Replace `module.name` with `value` in the module and in every loaded secperf module that bound the
     same object by `from module import name` at its top: such a name is the module's own attribute,
-    which a patch of the source module alone never reaches (the imports are at the modules' tops)."""
-    _import_all_of_secperf()  # a module loaded after the patch would keep the patched value past the test
-    original = getattr(module, name)
-    for mod in list(sys.modules.values()):
-        if (
-            isinstance(mod, types.ModuleType)
-            and mod.__name__.startswith("secperf")
-            and getattr(mod, name, None) is original
-        ):
-            monkeypatch.setattr(mod, name, value)
-
-
-def _import_all_of_secperf() -> None:
-    """Every module of the secperf package, imported once per test process (the optional extras are
-    imported inside their functions, so each module imports here)."""
-    import importlib
-    import pkgutil
-
-    import secperf
-
-    for info in pkgutil.walk_packages(secperf.__path__, "secperf."):
-        if info.name not in sys.modules and not info.name.endswith("__main__"):
-            importlib.import_module(info.name)
+    which a patch of the source module alone never reaches (the imports are at the modules' tops). The
+    logic is benchmarks/_patching.py's, shared with the benchmarks' stubs; monkeypatch undoes it."""
+    _PATCHING.replace_everywhere(module, name, value, setter=monkeypatch.setattr)
 
 
 @contextlib.contextmanager
