@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import alive, skip
+from conftest import alive, import_or_skip, skip
 from secperf.lab import registry
 from secperf.measure import device_sources, quic_device_build
 
@@ -181,3 +181,40 @@ def test_a_client_past_its_limit_is_a_failed_sample_with_its_reason_and_the_run_
     pids = [int(x) for x in (tmp_path / "pids").read_text().split()]
     assert len(pids) == 2 * 2 * len(doc["series"])
     assert _left(pids) == [], "a timed-out client or its child outlived the run"
+
+
+def _tagged(tag: str, word: str) -> list[int]:
+    """Live processes whose command line has `word` and whose environment carries this test's tag."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                env = (d / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if word in cmd and tag.encode() in env and alive(int(d.name)):
+                out.append(int(d.name))
+    return out
+
+
+def test_a_server_that_is_not_ready_within_its_limit_is_a_failed_series_and_is_stopped(tmp_path):
+    import_or_skip("lakers", "scripts/bootstrap installs the 'protocols' extra")
+    import_or_skip("aiocoap", "scripts/bootstrap installs the 'protocols' extra")
+    tag = f"SECPERF_TEST_RUN=timeouts-{os.getpid()}-{time.monotonic_ns()}"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "src"),
+        "SECPERF_TEST_RUN": tag.split("=", 1)[1],
+        registry.LIMIT_SCALE_ENV: "0.001",  # the server's 60 s to say "ready" become 0.06 s
+    }
+    argv = [sys.executable, "-m", "secperf", "connect", "edhoc", "--n", "2", "--warmup", "0", "--json"]
+    argv += ["--no-report", "--out", str(tmp_path)]
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert p.returncode == 1, p.stderr[-2000:]
+    doc = json.loads(p.stdout)
+    assert [s["status"] for s in doc["series"]] == ["failed"]
+    reasons = [f["reason"] for f in doc["series"][0]["failures"]]
+    assert any("EDHOC server did not start: no ready line within 0.06 s" in r for r in reasons), reasons
+    assert _left(_tagged(tag, "edhoc_peer")) == [], "the EDHOC server outlived its failed start"
