@@ -182,6 +182,7 @@ def main() -> int:
                 "accept_per_s",
                 "accept_from",
                 "syn_timers",
+                "ack_gate",
             )
             if k in fm
         },

@@ -65,6 +65,8 @@ def test_the_model_takes_the_measured_accept_rate_and_says_where_it_came_from():
     assert assumed["accept_per_s"] == FleetModel.accept_per_s and assumed["accept_from"].startswith("assumed")
     # 500 first SYNs meet the broker closing the reset connections: both keep only the backlog of 100.
     # The 400 come back 1 s later to an idle broker: at 20,000/s it takes them all, at 2,500/s only its
-    # backlog plus 125 in the step, so SYNs are dropped again
-    assert assumed["models"]["late work dropped"]["syn_drops"] == pytest.approx(400)
-    assert measured["models"]["late work dropped"]["syn_drops"] > 400
+    # backlog plus 125 in the step, so the queue turns clients away again (their SYNs, or, for the SYNs of
+    # the generator's timer bucket that passed the SYN check, their final ACKs)
+    a, b = assumed["models"]["late work dropped"], measured["models"]["late work dropped"]
+    assert a["syn_drops"] == pytest.approx(400) and a["ack_overflows"] == 0
+    assert b["syn_drops"] + b["ack_overflows"] > 400

@@ -32,7 +32,13 @@ def test_an_unreadable_proc_gives_none(tmp_path):
     (tmp_path / "net" / "ipv4").mkdir(parents=True)
     (tmp_path / "net" / "ipv4" / "tcp_syn_retries").write_text("6\n")
     # a kernel before 6.5 has no tcp_syn_linear_timeouts: None, which the model reads as doubling at once
-    assert tcp_sysctls(tmp_path) == {"tcp_syn_retries": 6, "tcp_syn_linear_timeouts": None, "somaxconn": None}
+    none = {
+        "tcp_syn_linear_timeouts": None,
+        "somaxconn": None,
+        "tcp_synack_retries": None,
+        "tcp_abort_on_overflow": None,
+    }
+    assert tcp_sysctls(tmp_path) == {"tcp_syn_retries": 6, **none}
 
 
 def test_a_full_accept_queue_is_counted_by_the_kernel():
@@ -80,11 +86,13 @@ def test_the_storm_model_takes_the_generators_syn_timers():
     assert linear["syn_timers"]["syn_linear_timeouts"] == 4 and linear["syn_timers"]["from"].startswith("the gen")
     assert older["syn_timers"]["syn_linear_timeouts"] == 0  # no such sysctl: doubling from the first
     assert default["syn_timers"]["syn_linear_timeouts"] == 4 and default["syn_timers"]["from"].startswith("fleet")
-    # 2,000 first SYNs against mosquitto's backlog of 100: drops in both; the retransmissions 1 s apart bring
-    # the dropped clients back sooner than 1, 3, 7, 15 s
+    # 2,000 first SYNs against mosquitto's backlog of 100: drops in both. Their retransmissions come back at
+    # 1 s in the generator's timer bucket and all pass the SYN check of the idle broker (what its queue cannot
+    # hold overflows at the final ACK and retries on the ACK path), so the later SYN timers change nothing
+    # here: never later with the linear ones (the timers' own effect: tests/test_fleet_backlog.py)
     a, b = linear["models"]["late work dropped"], older["models"]["late work dropped"]
-    assert a["syn_drops"] > 0 and b["syn_drops"] > 0
-    assert a["time_all_back_s"] < b["time_all_back_s"]
+    assert a["syn_drops"] > 0 and b["syn_drops"] > 0 and a["ack_overflows"] > 0
+    assert a["time_all_back_s"] <= b["time_all_back_s"]
     assert default["models"]["late work dropped"]["time_all_back_s"] == a["time_all_back_s"]
 
 

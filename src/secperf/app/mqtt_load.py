@@ -16,9 +16,10 @@ from ..measure import mqtt_load as M
 from ..measure.mqtt_load import MqttLoadConfig
 from ..measure.server_config import ServerMeasureError, find_loadgen
 from ..measure.server_target import parse_load_target, probe
-from ..measure.storm_capacity import storm_bounds
 from ..model.fleet import FleetModel, simulate
+from ..model.fleet_ack import timer_bucket_s
 from . import bounds, cluster_mqtt
+from .cluster_bounds import measured_bounds
 from .cluster_generators import shares
 from .mqtt_target import accept_from, model_backlog, target_inputs
 from .runner import Output, Phase, measure_and_write
@@ -33,6 +34,7 @@ __all__ = ["MqttLoadConfig", "phase", "resolved", "run", "storm_vs_model"]
 RATIO_TARGET = (0.8, 1.25)
 MOSQUITTO_BACKLOG = 100  # listen(2) backlog in mosquitto's code (ss -ltn shows it); not configurable
 MAX_BURST_PER_S = 500  # first attempts per second a storm here spreads to (the benchmark's default)
+GENERATOR_HZ = 250  # CONFIG_HZ of Debian's kernels (this host's /boot/config): the generator's timer wheel
 
 
 def phase(m: dict[str, Any], name: str) -> dict[str, Any] | None:
@@ -65,6 +67,10 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
         "listen_overflows": (st.get("tcp_counters") or {}).get("ListenOverflows"),
         "syn_retransmits": (st.get("tcp_counters") or {}).get("TCPSynRetrans"),
     }
+    # overflows that were no SYN's drop: final ACKs and the client's retries on the ACK path (a dropped SYN is
+    # sent again unless its client gave up, so the retransmissions stand for the SYN drops)
+    ov, rx = measured["listen_overflows"], measured["syn_retransmits"]
+    measured["ack_path_overflows"] = ov - rx if ov is not None and rx is not None else None
     out: dict[str, Any] = {
         "clients": c.clients,
         "policy": c.policy,
@@ -110,6 +116,28 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
     syn = {"syn_retries": ks.get("tcp_syn_retries") or FleetModel.syn_retries}
     syn["syn_linear_timeouts"] = (ks.get("tcp_syn_linear_timeouts") or 0) if ks else FleetModel.syn_linear_timeouts
     out["syn_timers"] = {**syn, "from": "the generator's kernel (sysctl)" if ks else "fleet's defaults (Linux 6.5+)"}
+    # the second gate (model/fleet_ack.py): the generator's kernel sends the SYN retransmissions due in one
+    # bucket of its timer wheel together, so a bucket meeting an accept queue with room passes whole and
+    # what the queue cannot hold overflows at the final ACK; the broker's kernel then retries on its
+    # SYN-ACK timer and the client's data retransmissions. Loopback: no round trip to add
+    # SYN-ACK timers and the overflow rule are the broker's kernel's: this host's for the local broker
+    bk = {} if m.get("target") else ks
+    sa, ab = bk.get("tcp_synack_retries"), bk.get("tcp_abort_on_overflow")
+    ack = {
+        "rtt_s": 0.0,
+        "syn_batch_s": timer_bucket_s(FleetModel.syn_rto_s, GENERATOR_HZ),
+        "synack_retries": FleetModel.synack_retries if sa is None else sa,
+        "abort_on_overflow": bool(ab),
+    }
+    out["ack_gate"] = {
+        **ack,
+        "from": f"the generator's timer bucket for 1 s at CONFIG_HZ {GENERATOR_HZ} (assumed, not recorded); "
+        + (
+            "the broker kernel's tcp_synack_retries and tcp_abort_on_overflow"
+            if sa is not None
+            else "Linux's defaults for tcp_synack_retries (5) and tcp_abort_on_overflow (0)"
+        ),
+    }
     # the generator resets every connection at the storm's instant and sends its first SYNs right after: the
     # broker takes the resets in the passes that also hold its listener, so the first SYNs meet a pass and
     # get only the accept queue. How long the close work lasts is not measured: the model's step, the time
@@ -119,7 +147,7 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
     # the capacity the storm met, measured in it: the lower of the broker's and the generator's bounds
     # (measure/storm_capacity.py); the model is run at it beside the closed-loop capacity
 
-    bounds = storm_bounds(st, m.get("broker_core"), list(m.get("generator_cores") or []))
+    bounds = measured_bounds(m, st)  # a cluster run's per node (app/cluster_bounds), else the local path's
     out["measured_bounds"] = bounds
     variants = [(("abandoned work" if ab else "late work dropped"), cap, server_s, ab) for ab in (True, False)]
     if bounds is not None:
@@ -157,6 +185,7 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
                 accept_per_s=accept_per_s,
                 start_pass_s=start_pass_s,
                 **syn,
+                **ack,
                 server_s_per_handshake=srv_s,
                 abandoned_work=ab,
                 max_attempts=c.max_attempts,
@@ -172,6 +201,8 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
             "wait_p99_s": r["wait_s"]["p99"],
             "failed_attempts": r["failed_attempts"],
             "syn_drops": r["syn_drops"],
+            "ack_overflows": r["ack_overflows"],
+            "ack_timed_out": r["ack_timed_out"],
         }
         for k in ("time_all_back_s", "wait_p50_s", "wait_p90_s", "wait_p99_s"):
             mv, pv = measured.get(k), mod[k]
@@ -305,7 +336,8 @@ def run(
         return measure_and_write("server", params, phases, output)
 
     with cluster_mqtt.generators(cluster, c, lt, output.json) as g:
-        load = functools.partial(cluster_mqtt.run_load, g)
+        # the broker's core here (its /proc/stat share for the storm's bound); a target's CPU is not read
+        load = functools.partial(cluster_mqtt.run_load, g, broker_core=c.core if lt is None else None)
         fd_clients = max(shares(c.clients, len(g.actors)))
         params["cluster"] = cluster
         placed = {**g.cluster.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}

@@ -6,7 +6,8 @@
   drops at a listener) and TCPSynRetrans (SYNs the clients sent again after their timeout).
 - `tcp_sysctls()`: the settings `fleet`'s model takes for the clients' SYN retransmissions and the
   accept queue: net.ipv4.tcp_syn_retries, net.ipv4.tcp_syn_linear_timeouts (Linux >= 6.5; absent
-  before, which the model reads as 0: doubling from the first timeout) and net.core.somaxconn.
+  before, which the model reads as 0: doubling from the first timeout) and net.core.somaxconn; for the
+  broker on this host, net.ipv4.tcp_synack_retries and net.ipv4.tcp_abort_on_overflow.
 A file that cannot be read gives None (another platform, a locked-down /proc): the record says so."""
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ SYSCTLS = {
     "tcp_syn_retries": "net/ipv4/tcp_syn_retries",
     "tcp_syn_linear_timeouts": "net/ipv4/tcp_syn_linear_timeouts",
     "somaxconn": "net/core/somaxconn",
+    # the broker's side of a handshake whose final ACK finds the accept queue full (fleet_ack.py)
+    "tcp_synack_retries": "net/ipv4/tcp_synack_retries",
+    "tcp_abort_on_overflow": "net/ipv4/tcp_abort_on_overflow",
 }
 
 

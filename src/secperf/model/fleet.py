@@ -35,6 +35,14 @@ Assumptions (all in FleetModel, with units):
   same passes as its listener (mux_epoll.c: each event of one epoll_wait in order, the listener's
   accept loop when its event comes), so SYNs arriving meanwhile get only the accept queue. 0: the
   server saw the outage earlier and is idle at t = 0;
+- the second gate (model/fleet_ack.py): a SYN passes while the accept queue has room, but its final ACK
+  must find room too (tcp_v4_syn_recv_sock). The SYNs arriving within `rtt_s` of the queue's filling (and,
+  for SYN retransmissions sent by one generator's kernel, within its timer bucket `syn_batch_s`) pass and
+  overflow at their ACK: with tcp_abort_on_overflow 0 (`abort_on_overflow`) the client, connected in its
+  own view, retries with its data retransmissions (200 ms doubling) and its answers to the server's
+  SYN-ACK retransmissions (1 s doubling, `synack_retries`), each promoted when the queue has room then (a
+  pure ACK's connection still waits for the next data retransmission); one that finds no room before its
+  client's timeout fails there. With abort_on_overflow the server resets it at once. 0 and 0: no such SYNs;
 - a served device is back `device_handshake_s` later (its own handshake cost: the what-if model);
 - with `abandoned_work` the server still does the handshake of an attempt whose client gave up
   (nginx does: it reads the ClientHello that waited in its queue and signs before it notices the
@@ -61,6 +69,7 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..core.result_schema import Result, Series, ServerDerived
+from .fleet_ack import TCP_RTO_MIN_S, AckPath, retry_offsets_s
 
 POLICIES = ("none", "fixed", "exponential", "decorrelated")
 MAX_BACKLOG = 10_000_000
@@ -85,6 +94,12 @@ class FleetModel:
     accept_per_s: float = 20_000.0  # connections an idle server takes off its accept queue per second
     server_s_per_handshake: float | None = None  # the server's own work per handshake (None: 1 / capacity)
     start_pass_s: float = 0.0  # seconds of a pass the server is in at t = 0 (closing the reset connections)
+    # the second gate (model/fleet_ack.py): SYNs that pass while their ACKs would overflow the accept queue
+    rtt_s: float = 0.0  # round trip between the clients and the server
+    syn_batch_s: float = 0.0  # SYN retransmissions sent together by one client kernel (its timer bucket); 0: none
+    abort_on_overflow: bool = False  # net.ipv4.tcp_abort_on_overflow of the server: reset instead of retrying
+    synack_retries: int = 5  # net.ipv4.tcp_synack_retries of the server
+    synack_rto_s: float = 1.0  # the server's first SYN-ACK retransmission timeout (TCP_TIMEOUT_INIT)
     max_attempts: int = 100
     abandoned_work: bool = False  # the server also serves attempts whose client gave up
     spread_s: float = 0.0
@@ -124,6 +139,13 @@ class FleetModel:
             raise InputError(f"server seconds per handshake {self.server_s_per_handshake}: give (0, 60]")
         if not 0 <= self.start_pass_s <= 60:
             raise InputError(f"server pass at the storm's start {self.start_pass_s}: give seconds in [0, 60]")
+        if not 0 <= self.rtt_s <= 60 or not 0 <= self.syn_batch_s <= 10:
+            raise InputError(f"rtt {self.rtt_s} / SYN batch {self.syn_batch_s}: give seconds in [0, 60] / [0, 10]")
+        sa: object = self.synack_retries  # object: a caller may hand a float or a bool
+        if isinstance(sa, bool) or not isinstance(sa, numbers.Integral) or not 0 <= int(sa) <= 127:
+            raise InputError(f"tcp_synack_retries {sa!r}: give a whole number 0..127")
+        if not 0 < self.synack_rto_s <= 60:
+            raise InputError(f"SYN-ACK retransmission timeout {self.synack_rto_s}: give seconds in (0, 60]")
         if not self.accept_per_s > 0:
             raise InputError(f"accept rate {self.accept_per_s}: must be > 0 connections/s")
         if not 0 < self.syn_rto_s <= 60:
@@ -173,6 +195,12 @@ class FleetModel:
         return sum(self.syn_gaps_steps) * (self.max_attempts + 1)
 
     @property
+    def data_rto_s(self) -> float:
+        """The client's first data retransmission timeout once connected: its RTT plus the larger of twice
+        the RTT and TCP_RTO_MIN (tcp_set_rto after the handshake's one RTT sample), doubling after."""
+        return self.rtt_s + max(2 * self.rtt_s, TCP_RTO_MIN_S)
+
+    @property
     def capacity_per_s(self) -> float:
         f = self.resumed_share
         return 1.0 / ((1 - f) / self.capacity_full_per_s + f / self.capacity_resumed_per_s)
@@ -214,6 +242,11 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
     work = np.zeros(steps)
     failed = np.zeros(steps)
     syn_drops = np.zeros(steps)
+    ack_over = np.zeros(steps)  # final ACKs (and retries) that found the accept queue full
+    ack_lost = {"timed_out": 0.0, "reset": 0.0}  # attempts the second gate ended: client's timeout, server's reset
+    ack = AckPath(
+        retry_offsets_s(m.data_rto_s, m.synack_rto_s, int(m.synack_retries), m.timeout_s), m.dt_s, m.timeout_s
+    )
     gave_up = 0.0
     pending = float(m.devices)  # attempts scheduled (or waiting for a SYN retransmission), not yet arrived
     timeout_steps = int(round(m.timeout_s / m.dt_s))
@@ -259,7 +292,14 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
         pending -= total
         if pass_left <= 1e-12:  # the last pass is over: the server accepts what waits and starts a new one
             acc, pass_left = 0.0, q * cost_s
-        if total > 0:
+        retry, expired, ready = ack.pop(t)
+        if expired is not None:  # the client's handshake timeout ended them while their requests waited
+            failed[t] += float(expired.sum())
+            ack_lost["timed_out"] += float(expired.sum())
+            fail(t, expired, 0)
+        r_total = float(sum(float(c[0].sum()) for c in retry))
+        got = np.zeros(A) if ready is None else ready  # promoted earlier: their ClientHello arrives now
+        if total > 0 or r_total > 0 or ready is not None:
             # an idle server accepts SYNs as they come; a busy one takes what waits once per pass and the
             # kernel holds at most L meanwhile: SYNs beyond are dropped and sent again by the client
             if pass_left <= 1e-12:
@@ -268,22 +308,51 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
                 room = min(L * m.dt_s / pass_left, L + accept_step) - acc
             else:
                 room = L - acc
-            taken = min(total, max(0.0, room))
-            acc += taken
+            room = max(0.0, room)
+            # requests whose ACK overflowed retry (their client's data, or its answer to a SYN-ACK): they
+            # share the step's places with the SYNs in proportion
+            share = min(1.0, room / (total + r_total)) if r_total > 0 else 0.0
+            r_taken = r_total * share
+            for c in retry:
+                if (g := ack.promoted(c, share)) is not None:
+                    got = got + g
+                ack.retry_failed(c, 1 - share)
+            ack_over[t] += r_total - r_taken
+            room = max(0.0, room - r_taken)
+            taken = min(total, room)
+            acc += taken + r_taken
             if taken < total:
-                keep = taken / total
-                syn_drops[t] = total - taken
+                # the SYNs that came within one round trip (plus the client kernel's timer bucket for its
+                # retransmissions) of the queue's filling pass it and overflow at their final ACK
+                keep, stuck, to_lines = taken / total, 0.0, 0.0
                 for k, v in enumerate(by_syn):
                     d = v * (1 - keep)
                     by_syn[k] = v * keep
+                    window = (m.rtt_s + (m.syn_batch_s if k else 0.0)) / m.dt_s  # share of the step
+                    share = min(1.0, arrived[k] * window / max(float(d.sum()), 1e-300)) if room > 0 else 0.0
+                    if share > 0:
+                        sv, d = d * share, d * (1 - share)
+                        stuck += float(sv.sum())
+                        if m.abort_on_overflow:  # tcp_check_req resets it: the client notices at once
+                            failed[t] += float(sv.sum())
+                            ack_lost["reset"] += float(sv.sum())
+                            fail(t, sv, 1)
+                        else:
+                            ack.add(t, sv, sum(m.syn_gaps_s[:k]))
                     if k < len(gaps):
                         lines[k][t % gaps[k]] += d
+                        to_lines += float(d.sum())
                     else:
                         fail(t, d, syn_fail_steps)
                         failed[t] += float(d.sum())
-                pending += float(syn_drops[t]) - failed[t]
-            a_now = np.sum(by_syn, axis=0)
-            if m.abandoned_work:
+                syn_drops[t] = total - taken - stuck
+                ack_over[t] += stuck
+                pending += to_lines
+            a_now = np.sum(by_syn, axis=0) + got
+            taken += float(got.sum())
+            if taken <= 0:
+                a_now = np.zeros(A)
+            elif m.abandoned_work:
                 # everything accepted is queued; only what starts within the timeout is useful
                 queued = taken
                 admitted = min(queued, max(0.0, q_timeout - q))
@@ -292,7 +361,7 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
             else:
                 admitted = min(taken, max(0.0, q_timeout - q))
                 q += admitted
-            late = taken - admitted
+            late = taken - admitted if taken > 0 else 0.0
             if late > 0:
                 failed[t] += late
                 fail(t, a_now * (late / taken), timeout_steps)
@@ -315,11 +384,11 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
             s_ = useful
         served[t] = s_
         queue[t] = q
-        if q <= 1e-9 and pending <= 1e-6:
+        if q <= 1e-9 and pending <= 1e-6 and ack.waiting <= 1e-6:
             steps = t + 1
             break
     served, queue, failed, work = served[:steps], queue[:steps], failed[:steps], work[:steps]
-    syn_drops = syn_drops[:steps]
+    syn_drops, ack_over = syn_drops[:steps], ack_over[:steps]
     t_axis = (np.arange(steps) + 1) * m.dt_s + m.device_handshake_s
     back = np.cumsum(served)
     n = float(m.devices)
@@ -339,6 +408,9 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
         "gave_up": gave_up,
         "failed_attempts": float(failed.sum()),
         "syn_drops": float(syn_drops.sum()),
+        "ack_overflows": float(ack_over.sum()),
+        "ack_timed_out": ack_lost["timed_out"],
+        "ack_reset": ack_lost["reset"],
         "accept_queue": m.accept_queue,
         "wait_s": {"p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "max": all_back},
         "peak_queue": float(queue.max()),
@@ -350,6 +422,7 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
             "back_share": [float(x / n) for x in back[idx]],
             "failed_per_s": [float(x / m.dt_s) for x in failed[idx]],
             "syn_drops_per_s": [float(x / m.dt_s) for x in syn_drops[idx]],
+            "ack_overflows_per_s": [float(x / m.dt_s) for x in ack_over[idx]],
         },
     }
 
