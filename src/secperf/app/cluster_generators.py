@@ -42,6 +42,8 @@ from ..lab.services import stop_process
 from ..measure.mqtt_load import find_mqttload
 from ..measure.server import find_loadgen, process_cpu_s
 from ..measure.server_config import ServerMeasureError
+from ..measure.storm_capacity import cores_busy_s
+from ..measure.tcp_counters import tcp_counters
 from .cluster import Cluster, ClusterError, ClusterRunError, ray_module
 
 if TYPE_CHECKING:
@@ -63,6 +65,7 @@ class LoadgenWorker:
         self.name = name
         self._proc: subprocess.Popen[str] | None = None  # a --storm-sync generator waiting for its instant
         self._ready = False
+        self._stamps: list[dict[str, Any]] = []
 
     def where(self) -> dict[str, Any]:
         registry.current()  # this worker's registry and watchdog, before the first generator
@@ -136,6 +139,9 @@ class LoadgenWorker:
 
         synced = tool == "mqttload" and "--storm-sync" in argv
         self._ready = False
+        # secperf-mqttload: this node's cores' busy time and TCP counters at its start and at each phase
+        # line (app/cluster_bounds.py turns them into the storm's capacity bounds per node)
+        self._stamps = [_node_stamp()] if tool == "mqttload" else []
         proc = registry.spawn(
             [exe, *argv[1:]],
             f"secperf-{tool} ({self.name})",
@@ -150,7 +156,7 @@ class LoadgenWorker:
         except OSError:
             nice = None
         try:
-            out, err = self._relay(proc, timeout_s) if synced else proc.communicate(timeout=timeout_s)
+            out, err = self._relay(proc, timeout_s) if tool == "mqttload" else proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             stop_process(proc)
             out, err = "", f"did not finish within {timeout_s:.0f} s"
@@ -167,6 +173,7 @@ class LoadgenWorker:
             "late_s": started - start_wall_s,
             "core": core,
             "nice": nice,
+            **({"phase_stamps": self._stamps} if tool == "mqttload" else {}),
         }
 
     def _relay(self, proc: subprocess.Popen[str], timeout_s: float) -> tuple[str, str]:
@@ -182,6 +189,8 @@ class LoadgenWorker:
                 out.append(raw)
                 if '"storm_ready"' in raw:
                     self._ready = True
+                elif '"phase"' in raw and (parse_line(raw) or {}).get("type") == "phase":
+                    self._stamps.append(_node_stamp())
 
         def read_err() -> None:
             assert proc.stderr is not None
@@ -194,6 +203,11 @@ class LoadgenWorker:
         for t in threads:
             t.join(10)
         return "".join(out), "".join(err)
+
+
+def _node_stamp() -> dict[str, Any]:
+    """This node's cores' busy seconds (/proc/stat) and TCP counters now, on its wall clock."""
+    return {"wall_s": time.time(), "cores_busy_s": cores_busy_s(), "tcp_counters": tcp_counters()}
 
 
 ACTOR_CONCURRENCY = 4  # threaded actors: storm_ready / storm_at are answered while run() waits

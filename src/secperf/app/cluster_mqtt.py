@@ -28,8 +28,11 @@ from ..core.errors import InputError, MeasurementError
 from ..core.histogram import SCHEME, Histogram
 from ..measure.mqtt_load import PHASES, _phase_figures, fd_limits, find_mqttload
 from ..measure.server_cpu import process_cpu_s
+from ..measure.storm_capacity import busy_between, cores_busy_s
 from ..measure.storm_sync import SYNC_OPTION, StormSync, drop_skew
+from ..measure.tcp_counters import counters_between
 from .cluster import ClusterRunError, connect, ray_module
+from .cluster_bounds import busy_around, storm_bounds_cluster
 from .cluster_generators import LEAD_S, Generators, _lost, _place, _with, clock_offsets, place, shares
 from .cluster_target import place_all
 
@@ -106,9 +109,13 @@ def _cpu_at(samples: list[tuple[float, float]], t: float) -> float | None:
     return samples[-1][1]
 
 
-def run_load(g: Generators, argv: list[str], broker_pid: int | None, timeout_s: float) -> dict[str, Any]:
+def run_load(
+    g: Generators, argv: list[str], broker_pid: int | None, timeout_s: float, broker_core: int | None = None
+) -> dict[str, Any]:
     """The load on every generator from one start instant; run_mqttload's dict (meta, phases, end,
-    intervals) merged over them, plus "cluster" (workers with their own phases, lost workers, the rules)."""
+    intervals) merged over them, plus "cluster" (workers with their own phases, lost workers, the rules)
+    and "cluster_storm_bounds" (app/cluster_bounds: per node; `broker_core`: the broker's core here,
+    None for a target, whose CPU is not read)."""
 
     ray = ray_module()
     argvs = worker_argvs(argv, len(g.actors))
@@ -122,6 +129,7 @@ def run_load(g: Generators, argv: list[str], broker_pid: int | None, timeout_s: 
         for i in range(len(argvs))
     }
     samples: list[tuple[float, float]] = []
+    busy: list[tuple[float, dict[int, float]]] = []  # this machine's cores' busy seconds (the broker's node)
     stop = threading.Event()
 
     def sample() -> None:
@@ -130,6 +138,7 @@ def run_load(g: Generators, argv: list[str], broker_pid: int | None, timeout_s: 
                 samples.append((time.time(), process_cpu_s(broker_pid)))
             except MeasurementError:
                 return  # the broker is gone: no more readings
+            busy.append((time.time(), cores_busy_s()))
             stop.wait(CPU_EVERY_S)
 
     th = threading.Thread(target=sample, daemon=True)
@@ -170,6 +179,11 @@ def run_load(g: Generators, argv: list[str], broker_pid: int | None, timeout_s: 
         why = "; ".join(f"{x['name']}: {x['reason']}" for x in lost)
         raise ClusterRunError(f"cluster: no generator gave an end line ({why})")
     out = merge(g, results, clocks, lost, samples)
+    st = next((p for p in out["phases"] if p.get("phase") == "storm"), None)
+    if st is not None:
+        window = st.pop("window_s", None)
+        around = busy_around(busy, *window) if window else None
+        out["cluster_storm_bounds"] = storm_bounds_cluster(st, out["cluster"]["workers"], broker_core, around)
     if SYNC_OPTION in argv:
         out["cluster"]["storm_sync"] = sync.said()
     return out
@@ -233,8 +247,17 @@ def merge(
         if any(m.get("type") == "phase" and m.get("phase") == "storm" for m in r["lines"]):
             storm_offsets.append(clocks[i]["offset_s"])
         mine = []
+        stamps = r.get("phase_stamps") or []  # this node's /proc/stat at the start and each phase line
         for m in r["lines"]:
             if m.get("type") == "phase":
+                nth = len(mine) + 1
+                if nth < len(stamps):
+                    a, b = stamps[nth - 1], stamps[nth]
+                    m = {
+                        **m,
+                        "core_busy_s": busy_between(a["cores_busy_s"], b["cores_busy_s"]).get(g.places[i]["core"]),
+                        "node_tcp_counters": counters_between(a["tcp_counters"], b["tcp_counters"]),
+                    }
                 t1 = t + float(m.get("elapsed_s") or 0.0)
                 by_phase.setdefault(str(m.get("phase")), []).append((m, t, t1))
                 mine.append(m)
@@ -260,7 +283,11 @@ def merge(
                     {
                         k: v
                         for k, v in m.items()
-                        if k in ("phase", "attempts", "connacks", "resumed", "failed", "refused", "pubacks", "stopped")
+                        if k
+                        in (
+                            *("phase", "attempts", "connacks", "resumed", "failed", "refused", "pubacks", "stopped"),
+                            *("cpu_s", "core_busy_s", "node_tcp_counters"),  # per-phase CPU on its node
+                        )
                         or k.endswith(("_hist_us", "elapsed_s", "time_all_up_s"))
                     }
                     for m in mine
@@ -279,6 +306,7 @@ def merge(
         line["start_skew_ms"] = (max(starts) - min(starts)) * 1e3
         if name == "storm":  # the drop instants each generator recorded, on the driver's clock
             line["drop_sync"] = drop_skew([m for m, _, _ in items], storm_offsets)
+            line["window_s"] = (prev, last)  # the storm on the driver's clock (the broker's /proc/stat)
         a, b = _cpu_at(samples, prev), _cpu_at(samples, last)
         phases.append(_phase_figures(line, b - a if a is not None and b is not None else None))
         prev = last
