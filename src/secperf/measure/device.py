@@ -171,6 +171,11 @@ def check_offers(cfg: Config, build: Build) -> None:
         raise InputError(f"--client-cert {cfg.client_cert}: {what} has no client certificates")
 
 
+class GuestTimeout(MeasurementError):
+    """The emulated client did not finish its handshakes within its limit (it was stopped): the
+    configuration's series fail with this reason and the run goes on."""
+
+
 def run_client(
     build: Build,
     dev: Core,
@@ -249,7 +254,7 @@ def _run_client(
         # listed in the run registry, under the parent-death signal: no emulator outlives a killed secperf
         p = registry.run(argv, "qemu device emulator", capture_output=True, text=True, timeout=RUN_TIMEOUT_S + 5 * n)
     except subprocess.TimeoutExpired as exc:  # registry.ChildTimeout: the emulator is stopped already
-        raise MeasurementError(
+        raise GuestTimeout(
             f"the {cfg.stack} guest client did not finish {n} handshakes within {exc.timeout:g} s"
         ) from None
     conns = A.guest_connections(p.stdout, p.stderr, p.returncode, cfg.stack)
@@ -443,15 +448,20 @@ def measure_config(
         else server
         or Server(cfg.server_cert, cfg.client_cert, "dtls" if cfg.dtls else "tls", cfg.dtls and cfg.mode == "psk")
     ).__enter__()
+    stopped: list[str] = []
     try:
         conns, events, _ = run_client(build, dev, cfg, srv.port, srv.certs.ca, total_n, server=srv, timed=timed)
+    except GuestTimeout as exc:  # a failed configuration with its reason; the other configurations go on
+        conns, events, stopped = [], [], [str(exc)]
     finally:
         if own:
             srv.__exit__(None, None, None)
     by = {c["conn"]: c for c in conns}
     mtls = cfg.client_cert != "none"
     hss = A.handshakes(events, conns, cfg.tls, mtls, psk=cfg.mode == "psk", ccs_message=cfg.stack == "openssl")
-    failures = [f"handshake {c['conn']}: {c.get('stage')}: {c.get('error')}" for c in conns if not c.get("ok")]
+    failures = stopped + [
+        f"handshake {c['conn']}: {c.get('stage')}: {c.get('error')}" for c in conns if not c.get("ok")
+    ]
     if prime:
         failures += [
             f"handshake {h.index}: the session was not resumed"

@@ -180,12 +180,13 @@ class _Lines:
 
     def __init__(self, fd: int, deadline: float):
         self.fd, self.deadline, self.buf = fd, deadline, b""
+        self.limit_s = round(max(0.0, deadline - time.monotonic()), 2)  # for the reason
 
     def next(self) -> str | None:
         while b"\n" not in self.buf:
             left = self.deadline - time.monotonic()
             if left <= 0:
-                raise MeasurementError(f"the EDHOC guest did not finish within {RUN_TIMEOUT_S} s")
+                raise MeasurementError(f"the EDHOC guest did not finish within {self.limit_s:g} s")
             ready, _, _ = select.select([self.fd], [], [], left)
             if ready:
                 chunk = os.read(self.fd, 65536)
@@ -261,7 +262,11 @@ def run_guest(
             bufsize=0,
         )
         try:
-            lines = converse(proc, Responder(keys, VARIANTS[variant]), time.monotonic() + RUN_TIMEOUT_S + 5 * n)
+            lines = converse(
+                proc,
+                Responder(keys, VARIANTS[variant]),
+                time.monotonic() + (registry.scaled(RUN_TIMEOUT_S + 5 * n) or 0),
+            )
             if proc.stdin is not None:
                 proc.stdin.close()
             err = proc.stderr.read().decode(errors="replace") if proc.stderr is not None else ""

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import result as R
-from ..core.errors import InputError, MeasurementError
+from ..core.errors import InputError
 from ..core.result_schema import DeviceDerived, Series
 from ..inputs.core_profiles import Core
 from ..inputs.devices import core_names
@@ -224,7 +224,7 @@ def run_client(
         try:
             p = registry.run(argv, "qemu device emulator (QUIC)", capture_output=True, text=True, timeout=limit)
         except subprocess.TimeoutExpired as exc:  # registry.ChildTimeout: the emulator is stopped already
-            raise MeasurementError(
+            raise D.GuestTimeout(
                 f"the QUIC guest client did not finish {n} connections within {exc.timeout:g} s"
             ) from None
         conns = A.guest_connections(p.stdout, p.stderr, p.returncode, "QUIC")
@@ -294,15 +294,20 @@ def measure_config(
     prime = 0 if cfg.mode == "full" else 1
     own = server is None
     srv = server or LoopbackServer(cfg.server_cert, cfg.response_bytes).__enter__()
+    stopped: list[str] = []
     try:
         conns, events = run_client(build, dev, cfg, srv.port, srv.certs.ca, prime + 1 + warmup + n, timed=timed)
+    except D.GuestTimeout as exc:  # a failed configuration with its reason; the other configurations go on
+        conns, events, stopped = [], [], [str(exc)]
     finally:
         if own:
             srv.__exit__(None, None, None)
     by = {c["conn"]: c for c in conns}
     counted = connections(events)
     cyc = [connections(A.in_cycles(events, k)) for k in range(3)] if events and events[0].timed is not None else []
-    failures = [f"connection {c['conn']}: {c.get('stage')}: {c.get('error')}" for c in conns if not c.get("ok")]
+    failures = stopped + [
+        f"connection {c['conn']}: {c.get('stage')}: {c.get('error')}" for c in conns if not c.get("ok")
+    ]
     failures += srv.errors
     ok = [h for h in counted if h["ok"] and by.get(h["index"], {}).get("ok") and h["index"] >= prime]
     cold = [h for h in ok if h["index"] == prime]
