@@ -218,3 +218,35 @@ def test_a_server_that_is_not_ready_within_its_limit_is_a_failed_series_and_is_s
     reasons = [f["reason"] for f in doc["series"][0]["failures"]]
     assert any("EDHOC server did not start: no ready line within 0.06 s" in r for r in reasons), reasons
     assert _left(_tagged(tag, "edhoc_peer")) == [], "the EDHOC server outlived its failed start"
+
+
+@pytest.mark.slow  # real emulator runs (the device builds at first use when not cached)
+@pytest.mark.parametrize(
+    ("tls", "reason"),
+    [
+        ("1.3", "the wolfssl guest client did not finish 2 handshakes within"),
+        ("quic", "the QUIC guest client did not finish 2 connections within"),
+        ("edhoc", "the EDHOC guest did not finish within"),
+    ],
+)
+def test_an_emulator_past_its_limit_fails_its_configuration_and_the_run_goes_on(tmp_path, tls, reason):
+    if not shutil.which("qemu-arm") or not shutil.which("arm-linux-gnueabihf-gcc"):
+        skip("needs-bootstrap", "qemu-arm and the ARM cross-compiler (scripts/bootstrap installs them)")
+    tag = f"SECPERF_TEST_RUN=timeouts-{os.getpid()}-{tls}-{time.monotonic_ns()}"
+    base = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "SECPERF_TEST_RUN": tag.split("=", 1)[1]}
+    argv = [sys.executable, "-m", "secperf", "device", "handshake", "--tls", tls, "--n", "1", "--warmup", "0"]
+    argv += ["--stack", "ngtcp2"] if tls == "quic" else ["--stack", "wolfssl"] if tls == "1.3" else []
+    argv += ["--timing", "off", "--json", "--no-report", "--out", str(tmp_path)]
+    # built (or found) first with the real limits; then every emulator run gets a few milliseconds
+    warm = subprocess.run([*argv[:-1], str(tmp_path / "warm")], env=base, capture_output=True, text=True, timeout=1800)
+    assert warm.returncode == 0, warm.stderr[-2000:]
+    env = {**base, registry.LIMIT_SCALE_ENV: "0.002"}
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert p.returncode == 1, p.stderr[-2000:]
+    doc = json.loads(p.stdout)
+    assert len(doc["series"]) == len(json.loads(warm.stdout)["series"]) >= 2, "a configuration was dropped"
+    for s in doc["series"]:
+        assert s["status"] == "failed" and s["samples"] == []
+        assert any(reason in f["reason"] for f in s["failures"]), s["failures"]
+    assert _left(_tagged(tag, "qemu-arm")) == [], "an emulator outlived its time-out"
