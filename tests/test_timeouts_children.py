@@ -5,6 +5,7 @@ process it started are gone afterwards. Structure only: no wall times are judged
 from __future__ import annotations
 
 import os
+import pickle
 import socket
 import subprocess
 import time
@@ -139,3 +140,16 @@ def test_a_source_fetch_past_its_limit_is_a_setup_error_and_its_group_is_gone(tm
     ):
         device_sources._run(_hang(pids), tmp_path, "fetching a part", timeout=0.3)
     assert _gone(pids) == []
+
+
+def test_a_child_timeout_survives_pickling_whole():
+    exc = registry.ChildTimeout("a worker", ["sleep", "9"], 0.5, "partial out", "partial err")
+    back = pickle.loads(pickle.dumps(exc))
+    assert type(back) is registry.ChildTimeout and str(back) == str(exc)
+    assert (back.what, back.cmd, back.timeout, back.output, back.stderr) == (
+        "a worker",
+        ["sleep", "9"],
+        0.5,
+        "partial out",
+        "partial err",
+    )

@@ -272,6 +272,9 @@ class ChildTimeout(MeasurementError, subprocess.TimeoutExpired):
     def __str__(self) -> str:
         return str(self.args[0])
 
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled whole (a Ray worker's error reaches its driver)
+        return (type(self), (self.what, self.cmd, self.timeout, self.output, self.stderr))
+
 
 def limit_scale() -> float:
     """The factor every child's time limit is multiplied by ($SECPERF_LIMIT_SCALE, default 1): above 1
