@@ -116,6 +116,15 @@ def test_a_bad_limit_scale_exits_2_naming_the_variable(tmp_path):
     assert f"{registry.LIMIT_SCALE_ENV}='soon'" in p.stderr
 
 
+def test_a_bad_limit_scale_is_refused_before_a_connect_run_starts(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), registry.LIMIT_SCALE_ENV: "-2"}
+    argv = [sys.executable, "-m", "secperf", "connect", "edhoc", "--n", "1", "--no-report", "--out", str(tmp_path)]
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert f"{registry.LIMIT_SCALE_ENV}='-2': expected a number above 0" in p.stderr
+    assert not list(tmp_path.glob("**/result.json")), "a run was started despite the bad value"
+
+
 def test_secperf_killed_while_it_waits_on_a_hanging_tool_leaves_nothing(tmp_path):
     _needs_cross_tools()
     proc = subprocess.Popen(

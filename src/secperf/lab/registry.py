@@ -194,7 +194,9 @@ def forget_secret(path: Path) -> None:
 
 
 def start(run_dir: Path | None = None) -> Registry:
-    """Start the registry (and clean what dead runs left) before a run spawns anything."""
+    """Start the registry (and clean what dead runs left) before a run spawns anything. A bad
+    $SECPERF_LIMIT_SCALE is refused here, before anything starts (an InputError: exit 2)."""
+    limit_scale()
     fresh = _CURRENT is None
     reg = current()
     if run_dir is not None:
