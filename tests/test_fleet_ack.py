@@ -108,6 +108,10 @@ def test_clients_whose_ack_never_finds_room_fail_at_their_timeout_and_are_reset_
     assert failed[np.isclose(t, 3.0)].sum() == pytest.approx(r["ack_timed_out"])  # at the 3-s timeout
     assert r["failed_attempts"] >= r["ack_timed_out"] and r["gave_up"] == pytest.approx(r["failed_attempts"])
     assert r["ack_reset"] == 0
+    # with attempts left they try again after their back-off: none is lost, each is back or gave up
+    again = _stuck(max_attempts=20, policy="exponential", base_s=0.5, cap_s=4.0, horizon_s=600)
+    assert again["ack_timed_out"] > r["ack_timed_out"] and again["devices_back"] > r["devices_back"]
+    assert again["devices_back"] + again["gave_up"] == pytest.approx(1000, rel=1e-6)
     # tcp_abort_on_overflow 1: the server resets each at its first overflowing ACK, so they fail at once
     a = _stuck(abort_on_overflow=True)
     assert a["ack_reset"] == pytest.approx(800) and a["ack_timed_out"] == 0

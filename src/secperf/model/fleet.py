@@ -296,7 +296,7 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
         if expired is not None:  # the client's handshake timeout ended them while their requests waited
             failed[t] += float(expired.sum())
             ack_lost["timed_out"] += float(expired.sum())
-            fail(t, expired, 0)
+            fail(t, expired, 1)  # this step's arrivals are counted already: the retries start from the next
         r_total = float(sum(float(c[0].sum()) for c in retry))
         got = np.zeros(A) if ready is None else ready  # promoted earlier: their ClientHello arrives now
         if total > 0 or r_total > 0 or ready is not None:
