@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 import psutil
 
 from ..core.wait import wait_until
+from . import registry
 
 LOOPBACK = "127.0.0.1"
 
@@ -177,3 +178,18 @@ def watch_stdout(proc: subprocess.Popen[str], on_line: Callable[[str], _T | None
         return first.get(timeout=timeout_s)
     except queue.Empty:
         return None
+
+
+def first_line(proc: subprocess.Popen[str], limit_s: float) -> tuple[str, float]:
+    """A server's first non-empty stdout line (its "ready" line) within limit_s after
+    $SECPERF_LIMIT_SCALE: (the line, or "" when its output ended or the limit came first; the limit
+    applied, for the reason). Its stdout is drained for its whole life (`watch_stdout`), so neither a
+    silent server nor a chatty one can make the caller wait without end."""
+    limit = registry.scaled(limit_s) or limit_s
+    line = watch_stdout(proc, lambda ln: ln if ln.strip() else None, limit)
+    if line is None:
+        try:  # its output ended: let it finish exiting, so that its stderr can be read
+            proc.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            pass
+    return line or "", limit

@@ -54,8 +54,9 @@ from ..core.errors import InputError, SetupError
 from ..core.paths import private_dir, write_private
 from ..lab import registry
 from ..lab.pki import LabPKI
+from ..lab.processes import first_line
 from ..lab.services import ProbeServer
-from .dtls13 import WOLFSSL_CMAKE, DtlsSetupError, ensure_tool, library_version
+from .dtls13 import SERVER_READY_S, WOLFSSL_CMAKE, DtlsSetupError, ensure_tool, library_version
 
 if TYPE_CHECKING:
     from ..lab.pki import CertSet
@@ -228,15 +229,14 @@ class PairServer:
             start_new_session=True,
         )
         proc = self.proc
-        line = proc.stdout.readline() if proc.stdout else ""
+        line, limit = first_line(proc, SERVER_READY_S)  # a server that hangs is an error, not a wait
         try:
             self.port = int(json.loads(line)["ready"])
         except (ValueError, KeyError, TypeError):
             err = proc.stderr.read() if proc.stderr and proc.poll() is not None else ""
             self.__exit__(None, None, None)
-            raise DtlsPeerError(
-                f"the wolfSSL DTLS server did not start: {err.strip() or line.strip() or 'no output'}"
-            ) from None
+            why = err.strip() or line.strip() or f"no ready line within {limit:g} s"
+            raise DtlsPeerError(f"the wolfSSL DTLS server did not start: {why}") from None
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -42,6 +42,7 @@ from ..core.result_schema import ConnectDerived, LinkedDerived, Result, Series
 from ..lab import registry
 from ..lab.netns import LinkPerNetwork
 from ..lab.pki import LabPKI
+from ..lab.processes import first_line
 from .device_build import DeviceSetupError, source_dir
 from .link_counts import link_counters, link_timeout_ms
 
@@ -140,6 +141,9 @@ def _fingerprint(*parts: bytes) -> str:
     for p in parts:
         h.update(p)
     return h.hexdigest()[:16]
+
+
+SERVER_READY_S = 30.0  # the wolfSSL DTLS server's start-up to its ready line
 
 
 def _run_steps(steps: list[list[str]], log: Path) -> None:
@@ -357,12 +361,13 @@ def measure(
         start_new_session=True,
     )
     try:
-        line = server.stdout.readline() if server.stdout else ""
+        line, limit = first_line(server, SERVER_READY_S)  # a server that hangs is a failure, not a wait
         try:
             port = int(json.loads(line)["ready"])
         except (ValueError, KeyError, TypeError):
             said = server.stderr.read() if server.stderr and server.poll() is not None else ""
-            R.add_failure(s, f"server: did not start ({said.strip() or line.strip() or 'no output'})")
+            why = said.strip() or line.strip() or f"no ready line within {limit:g} s"
+            R.add_failure(s, f"server: did not start ({why})")
             return R.finalize_series(s)
         cli_argv = [
             str(exe),
@@ -410,7 +415,7 @@ def measure(
                     "",
                     None,
                 )
-                R.add_failure(s, f"client did not finish within {budget:.0f} s")
+                R.add_failure(s, f"client did not finish within {exc.timeout:g} s")
     finally:
         server.kill()
         server.wait()

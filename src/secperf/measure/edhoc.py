@@ -48,7 +48,7 @@ from ..core.paths import private_dir, secperf_home, write_private
 from ..core.result_schema import ConnectDerived, Result, Series
 from ..lab import registry
 from ..lab.netns import LinkPerNetwork
-from ..lab.processes import watch_stdout
+from ..lab.processes import first_line
 from .link_counts import link_timeout_ms
 
 if TYPE_CHECKING:
@@ -243,17 +243,11 @@ def _start_server(cfg: EdhocConfig, keys: Path, link: Link | None, port: int) ->
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), start_new_session=True
     )
     proc = emul.popen("srv", argv, **kw) if emul else registry.spawn(argv, "EDHOC/OSCORE server (aiocoap)", **kw)
-    # its "ready" line within a limit (a server that hangs before it is stopped and named, not waited on)
-    limit = registry.scaled(SERVER_READY_S) or SERVER_READY_S
-    ready = watch_stdout(proc, lambda ln: True if ln.strip() == "ready" else None, limit)
-    if not ready:
-        try:  # its output ended: let it finish exiting, so that its stderr can be read
-            proc.wait(timeout=1)
-        except subprocess.TimeoutExpired:
-            pass
+    line, limit = first_line(proc, SERVER_READY_S)  # within a limit: a server that hangs is stopped and named
+    if line.strip() != "ready":
         err = proc.stderr.read() if proc.stderr and proc.poll() is not None else ""
         _stop(proc)
-        why = err.strip()[-300:] or f"no ready line within {limit:g} s"
+        why = (err or line).strip()[-300:] or f"no ready line within {limit:g} s"
         raise MeasurementError(f"the EDHOC server did not start: {why}")
     return proc, host
 
