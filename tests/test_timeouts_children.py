@@ -16,6 +16,7 @@ import pytest
 from conftest import alive
 from secperf.core.errors import InputError, SecperfError
 from secperf.lab import registry
+from secperf.lab.processes import first_line
 from secperf.measure import build_stage, connect_spawn, device_build, device_sources, server_target
 
 
@@ -153,3 +154,17 @@ def test_a_child_timeout_survives_pickling_whole():
         "partial out",
         "partial err",
     )
+
+
+def test_a_server_that_never_says_ready_is_not_waited_on_without_end(tmp_path):
+    pids = tmp_path / "pids"
+    silent = subprocess.Popen(_hang(pids), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line, limit = first_line(silent, 0.3)
+        assert (line, limit) == ("", 0.3) and silent.poll() is None  # still running: the caller stops it
+    finally:
+        registry.kill_tree(silent)
+    assert _gone(pids) == []
+    ready = subprocess.Popen(["sh", "-c", "echo; echo ready; sleep 0.2"], stdout=subprocess.PIPE, text=True)
+    assert first_line(ready, 30)[0] == "ready\n"
+    ready.wait()
