@@ -26,7 +26,7 @@ WORKERS = [
 
 
 def test_the_generators_bounds_add_up_per_node_and_in_all_and_the_lower_bound_is_the_capacity():
-    b = storm_bounds_cluster(STORM, WORKERS, 1, {"busy_s": {1: 1.5}, "window_s": 2.2})
+    b = storm_bounds_cluster(STORM, WORKERS, 1, {"busy_s": {1: 1.5}, "broker_cpu_s": 1.0, "window_s": 2.0})
     per = {x["name"]: x for x in b["per_generator"]}
     # g0: 100 / 0.5 s on a core with 1.0 s of other work in 2 s: 200/s x 0.5; g1, g2: their cores their own
     assert [per[n]["bound_per_s"] for n in ("g0", "g1", "g2")] == pytest.approx([100.0, 200.0, 400.0])
@@ -37,6 +37,9 @@ def test_the_generators_bounds_add_up_per_node_and_in_all_and_the_lower_bound_is
     # the broker: 300 CONNACKs / 1 s of CPU on a core with 0.5 s of other work in 2 s
     assert b["broker"]["bound_per_s"] == pytest.approx(225.0)
     assert b["capacity_per_s"] == pytest.approx(225.0) and b["limited_by"] == "broker"
+    assert "below the storm's achieved rate" not in b.get("note", "")  # 225/s against 150/s achieved
+    low = storm_bounds_cluster(STORM, WORKERS, 1, {"busy_s": {1: 2.0}, "broker_cpu_s": 0.1, "window_s": 2.0})
+    assert low["capacity_per_s"] < 150.0 and "below the storm's achieved rate" in low["note"]
     assert measured_bounds({"cluster_storm_bounds": b}, STORM) is b
 
 
@@ -53,8 +56,8 @@ def test_a_generator_without_its_nodes_reading_is_named():
 
 
 def test_the_brokers_busy_time_is_taken_from_the_samples_around_the_storm():
-    samples = [(0.0, {0: 1.0}), (1.0, {0: 1.5}), (2.0, {0: 2.5}), (3.0, {0: 2.7})]
-    assert busy_around(samples, 1.2, 1.8) == {"busy_s": {0: 1.0}, "window_s": 1.0}
+    samples = [(0.0, 0.5, {0: 1.0}), (1.0, 0.75, {0: 1.5}), (2.0, 1.5, {0: 2.5}), (3.0, 1.5, {0: 2.7})]
+    assert busy_around(samples, 1.2, 1.8) == {"busy_s": {0: 1.0}, "broker_cpu_s": 0.75, "window_s": 1.0}
     assert busy_around(samples, 0.5, 2.5)["busy_s"] == {0: pytest.approx(1.7)}
     assert busy_around(samples, -1.0, 2.0) is None and busy_around(samples, 1.0, 9.0) is None
 

@@ -124,6 +124,18 @@ def test_mqtt_load_on_the_cluster_counts_the_sum_of_the_nodes_and_merges_exactly
     from secperf.report.views import mqtt_load as V
 
     assert any("2 generator(s) on 2 cluster node(s)" in x and "lost" not in x for x in V.facts(m))
+    # per-phase CPU on each node: every generator's phases carry its own CPU and its core's busy time there
+    for w in workers:
+        assert all(p["cpu_s"] is not None and p["core_busy_s"] is not None for p in w["phases"]), w["phases"]
+    b = m["cluster_storm_bounds"]
+    assert sorted(x["name"] for x in b["per_generator"]) == sorted(w["name"] for w in workers)
+    assert len(b["per_node"]) == 2 and sum(x["connacks"] for x in b["per_node"]) == by["storm"]["connacks"]
+    assert b["generator"]["bound_per_s"] == pytest.approx(sum(x["bound_per_s"] for x in b["per_node"]))
+    if "capacity_per_s" in b:  # the broker here: its core's share from this machine's /proc/stat
+        assert b["capacity_per_s"] == min(b["broker"]["bound_per_s"], b["generator"]["bound_per_s"])
+        assert m["fleet_model"]["measured_bounds"] == b
+    else:
+        assert b["why_none"] and m["fleet_model"]["measured_bounds"] is None
 
 
 def _cmdline(pid: int) -> bytes:
@@ -192,3 +204,8 @@ def test_a_target_broker_is_loaded_from_every_node_that_reaches_it(ray_cluster, 
     by = {ph["phase"]: ph for ph in m["phases"]}
     assert by["ramp"]["connacks"] == by["storm"]["connacks"] == 21
     assert all(ph["broker_cpu_s"] is None for ph in m["phases"])  # the target's CPU is not read
+    b = m["cluster_storm_bounds"]  # the generators' bound per node; no broker bound, and why
+    assert len(b["per_node"]) == 2 and b["generator"]["bound_per_s"] > 0
+    assert "broker" not in b and "not read" in b["why_none"] and m["fleet_model"]["measured_bounds"] is None
+    # the storm model's accept rate: the target probed from here before the load
+    assert m["accept_rate"]["connections"] > 0 and m["fleet_model"]["accept_from"].startswith("measured from here")

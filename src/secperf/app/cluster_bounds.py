@@ -12,7 +12,8 @@ every node, as measure/storm_capacity.py gives it for the local path: the lower 
   bound and no capacity, and the record says why; the generators' bound is still given.
 
 A core's share left = 1 - (its busy time - the process's own CPU) / the phase's wall time (at least
-MIN_SHARE), as storm_capacity's rule."""
+MIN_SHARE), as storm_capacity's rule. /proc/stat counts in ticks (10 ms): over a storm of a fraction of a
+second the share is coarse, and a bound below the achieved rate is said so."""
 
 from __future__ import annotations
 
@@ -29,15 +30,16 @@ def share_left(core_busy_s: float | None, own_cpu_s: float | None, wall_s: float
     return min(1.0, max(MIN_SHARE, 1.0 - max(0.0, core_busy_s - own_cpu_s) / wall_s))
 
 
-def busy_around(samples: list[tuple[float, dict[int, float]]], a: float, b: float) -> dict[str, Any] | None:
-    """Each core's busy seconds from the last sample at or before `a` to the first at or after `b`
-    (driver times), with the window taken; None without samples around both."""
+def busy_around(samples: list[tuple[float, float, dict[int, float]]], a: float, b: float) -> dict[str, Any] | None:
+    """From samples (driver time, the broker's CPU seconds, each core's busy seconds) taken together:
+    the busy seconds and the broker's CPU from the last sample at or before `a` to the first at or after
+    `b`, with the window's length; None without samples around both."""
     before = [x for x in samples if x[0] <= a]
     after = [x for x in samples if x[0] >= b]
     if not before or not after:
         return None
-    (t0, c0), (t1, c1) = before[-1], after[0]
-    return {"busy_s": {k: c1[k] - c0[k] for k in c1 if k in c0}, "window_s": t1 - t0}
+    (t0, p0, c0), (t1, p1, c1) = before[-1], after[0]
+    return {"busy_s": {k: c1[k] - c0[k] for k in c1 if k in c0}, "broker_cpu_s": p1 - p0, "window_s": t1 - t0}
 
 
 def _generator(w: dict[str, Any]) -> dict[str, Any]:
@@ -93,8 +95,11 @@ def storm_bounds_cluster(
     if broker_core is None:
         out["why_none"] = TARGET_CPU
         return out
-    b_busy = (broker_busy or {}).get("busy_s", {}).get(broker_core)
-    b_share = share_left(b_busy, b_cpu, wall)
+    around = broker_busy or {}
+    # the share over the samples' window, the broker's CPU and its core's busy time read together
+    b_share = share_left(
+        around.get("busy_s", {}).get(broker_core), around.get("broker_cpu_s"), around.get("window_s") or 0.0
+    )
     if not n or not b_cpu or b_share is None or wall <= 0:
         out["why_none"] = "no broker CPU or /proc/stat reading of the storm here"
         return out
@@ -103,7 +108,7 @@ def storm_bounds_cluster(
         "rate_on_a_core_per_s": n / b_cpu,
         "core_share_left": b_share,
         "bound_per_s": n / b_cpu * b_share,
-        "busy_window_s": (broker_busy or {}).get("window_s"),
+        "busy_window_s": around.get("window_s"),
     }
     b, g = out["broker"], out["generator"]
     out["capacity_per_s"] = min(b["bound_per_s"], g["bound_per_s"])
@@ -113,7 +118,13 @@ def storm_bounds_cluster(
         "broker" if b["rate_on_a_core_per_s"] <= g["rate_on_a_core_per_s"] else "generator"
     )
     out["achieved_per_s"] = n / wall
-    if abs(out["capacity_per_s"] - n / wall) <= SATURATED * n / wall:
+    if out["capacity_per_s"] < (1 - SATURATED) * n / wall:
+        out["note"] = (
+            "the bound is below the storm's achieved rate: a share left was read too low (/proc/stat counts "
+            "in ticks of 10 ms, coarse over a short storm; other work that ran while a process waited counts "
+            "as taking its CPU)"
+        )
+    elif abs(out["capacity_per_s"] - n / wall) <= SATURATED * n / wall:
         out["note"] = (
             "the cores were saturated: the share-adjusted capacity equals the storm's own achieved rate "
             "(not an independent input); capacity_on_idle_cores_per_s is the independent figure"

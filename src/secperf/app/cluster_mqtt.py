@@ -129,16 +129,19 @@ def run_load(
         for i in range(len(argvs))
     }
     samples: list[tuple[float, float]] = []
-    busy: list[tuple[float, dict[int, float]]] = []  # this machine's cores' busy seconds (the broker's node)
+    # (time, the broker's CPU, this machine's cores' busy seconds) read together: its core's share left
+    busy: list[tuple[float, float, dict[int, float]]] = []
     stop = threading.Event()
 
     def sample() -> None:
         while broker_pid and not stop.is_set():
             try:
-                samples.append((time.time(), process_cpu_s(broker_pid)))
+                cpu = process_cpu_s(broker_pid)
             except MeasurementError:
                 return  # the broker is gone: no more readings
-            busy.append((time.time(), cores_busy_s()))
+            now = time.time()
+            samples.append((now, cpu))
+            busy.append((now, cpu, cores_busy_s()))
             stop.wait(CPU_EVERY_S)
 
     th = threading.Thread(target=sample, daemon=True)
