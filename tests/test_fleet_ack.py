@@ -29,13 +29,13 @@ def test_the_retry_times_are_the_clients_data_and_the_servers_syn_ack_retransmis
 
 def test_a_cohort_retries_at_its_offsets_is_promoted_by_data_or_waits_for_it_and_times_out_at_its_deadline():
     dt = 0.05
-    path = AckPath(retry_offsets_s(0.2, 1.0, 5, 3.0), dt, 3.0)
+    path = AckPath(retry_offsets_s(0.2, 1.0, 5, 3.0), dt, 3.0, 100)
     path.add(0, np.array([10.0, 0.0]), 0.0)
     events: list[tuple[int, str]] = []
     for t in range(1, 80):
         retry, expired, ready = path.pop(t)
         for c in retry:
-            events.append((t, path.kinds[c[2]]))
+            events.append((t, path.kind(c)))
             path.retry_failed(c, 1.0)  # the queue is full at every retry
         if expired is not None:
             events.append((t, f"expired {expired.sum():g}"))
@@ -43,7 +43,7 @@ def test_a_cohort_retries_at_its_offsets_is_promoted_by_data_or_waits_for_it_and
     assert events == [(4, "data"), (12, "data"), (20, "synack"), (28, "data"), (60, "expired 10")]
     assert path.waiting == pytest.approx(0.0)
     # promoted by its data: it comes back at once; by a pure ACK: its ClientHello waits for the next data retry
-    path = AckPath(retry_offsets_s(0.2, 1.0, 5, 30.0), dt, 30.0)
+    path = AckPath(retry_offsets_s(0.2, 1.0, 5, 30.0), dt, 30.0, 100)
     path.add(0, np.array([4.0]), 0.0)
     (c,) = path.pop(4)[0]
     assert path.promoted(c, 0.5) is not None and path.waiting == pytest.approx(2.0)
@@ -51,7 +51,7 @@ def test_a_cohort_retries_at_its_offsets_is_promoted_by_data_or_waits_for_it_and
     (c,) = path.pop(12)[0]
     path.retry_failed(c, 1.0)
     (c,) = path.pop(20)[0]
-    assert path.kinds[c[2]] == "synack" and path.promoted(c, 1.0) is None
+    assert path.kind(c) == "synack" and path.promoted(c, 1.0) is None
     assert path.pop(28)[2] == pytest.approx(np.array([2.0]))  # its ClientHello at 1.4 s
     assert path.waiting == pytest.approx(0.0)
 

@@ -245,7 +245,10 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
     ack_over = np.zeros(steps)  # final ACKs (and retries) that found the accept queue full
     ack_lost = {"timed_out": 0.0, "reset": 0.0}  # attempts the second gate ended: client's timeout, server's reset
     ack = AckPath(
-        retry_offsets_s(m.data_rto_s, m.synack_rto_s, int(m.synack_retries), m.timeout_s), m.dt_s, m.timeout_s
+        retry_offsets_s(m.data_rto_s, m.synack_rto_s, int(m.synack_retries), m.timeout_s),
+        m.dt_s,
+        m.timeout_s,
+        m.accept_queue,
     )
     gave_up = 0.0
     pending = float(m.devices)  # attempts scheduled (or waiting for a SYN retransmission), not yet arrived

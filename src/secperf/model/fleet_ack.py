@@ -75,34 +75,52 @@ def retry_offsets_s(
     return sorted(out.items())
 
 
-Cohort = tuple[np.ndarray, int, int, int]  # attempts per attempt number, step of the overflow, next retry, deadline
+# attempts per attempt number, step of the overflow, index of the next retry, deadline step, schedule
+# (0: the server holds a request and retransmits its SYN-ACK; 1: a SYN cookie, the client's data only)
+Cohort = tuple[np.ndarray, int, int, int, int]
 
 
 class AckPath:
     """Attempts whose final ACK overflowed, per attempt number, waiting for their next retry or their
     client's timeout, and those a pure ACK promoted, waiting for their ClientHello's next retransmission.
-    Cohorts are kept by the step of their next event, so the cost grows with the number of steps that
-    made such attempts, not with the fleet."""
+    At most `syn_queue` of them hold a request (inet_csk_reqsk_queue_is_full: the SYN queue holds as many
+    as the accept queue); a SYN that found it full got a cookie (net.ipv4.tcp_syncookies 1), so no SYN-ACK
+    is sent again for it and only its client's data retries. Cohorts are kept by the step of their next
+    event, so the cost grows with the number of steps that made such attempts, not with the fleet."""
 
-    def __init__(self, offsets_s: list[tuple[float, str]], dt_s: float, timeout_s: float) -> None:
-        self.offsets = [max(1, int(round(o / dt_s))) for o, _ in offsets_s]
-        self.kinds = [k for _, k in offsets_s]
-        self.dt_s, self.timeout_s = dt_s, timeout_s
+    def __init__(self, offsets_s: list[tuple[float, str]], dt_s: float, timeout_s: float, syn_queue: float) -> None:
+        data = [(o, k) for o, k in offsets_s if k == "data"]
+        self.offsets = [[max(1, int(round(o / dt_s))) for o, _ in x] for x in (offsets_s, data)]
+        self.kinds = [[k for _, k in x] for x in (offsets_s, data)]
+        self.dt_s, self.timeout_s, self.syn_queue = dt_s, timeout_s, syn_queue
         self.due: dict[int, list[Cohort]] = defaultdict(list)
         self.ready: dict[int, np.ndarray] = {}  # promoted, their ClientHello arriving at that step
         self.waiting = 0.0
+        self.held = 0.0  # requests held by waiting attempts
+
+    def kind(self, c: Cohort) -> str:
+        return self.kinds[c[4]][c[2]]
 
     def add(self, t: int, vec: np.ndarray, elapsed_s: float) -> None:
         """Attempts `vec` overflowed at step t, `elapsed_s` after they began: they retry at the offsets that
         come before their client's timeout, then fail at it."""
         deadline = t + max(1, int(math.ceil((self.timeout_s - elapsed_s) / self.dt_s)))
-        self.waiting += float(vec.sum())
-        self._schedule((vec, t, 0, deadline))
+        n = float(vec.sum())
+        self.waiting += n
+        req = min(1.0, max(0.0, self.syn_queue - self.held) / n) if n > 0 else 0.0
+        self.held += n * req
+        for share, sched in ((req, 0), (1 - req, 1)):
+            if share > 0:
+                self._schedule((vec * share, t, 0, deadline, sched))
 
     def _schedule(self, c: Cohort) -> None:
-        vec, t0, k, deadline = c
-        nxt = t0 + self.offsets[k] if k < len(self.offsets) else deadline
+        vec, t0, k, deadline, sched = c
+        nxt = t0 + self.offsets[sched][k] if k < len(self.offsets[sched]) else deadline
         self.due[min(nxt, deadline)].append(c)
+
+    def _release(self, c: Cohort, amount: float) -> None:
+        if c[4] == 0:
+            self.held = max(0.0, self.held - amount)
 
     def pop(self, t: int) -> tuple[list[Cohort], np.ndarray | None, np.ndarray | None]:
         """The cohorts retrying at step t, the attempts whose timeout ends there (or None), and the promoted
@@ -112,6 +130,7 @@ class AckPath:
         for c in self.due.pop(t, []):
             if t >= c[3]:
                 expired = c[0] if expired is None else expired + c[0]
+                self._release(c, float(c[0].sum()))
             else:
                 retry.append(c)
         if expired is not None:
@@ -123,20 +142,22 @@ class AckPath:
 
     def retry_failed(self, c: Cohort, share: float) -> None:
         if share > 0:
-            self._schedule((c[0] * share, c[1], c[2] + 1, c[3]))
+            self._schedule((c[0] * share, c[1], c[2] + 1, c[3], c[4]))
 
     def promoted(self, c: Cohort, share: float) -> np.ndarray | None:
         """`share` of cohort c got a place in the accept queue at its retry: returned when its segment was
         the ClientHello (its handshake starts now); after a pure ACK it waits for the client's next data
         retransmission (or its timeout, whichever comes first), and None is returned."""
-        vec, t0, k, deadline = c
+        vec, t0, k, deadline, sched = c
         got = vec * share
-        if self.kinds[k] == "data":
+        self._release(c, float(got.sum()))
+        if self.kind(c) == "data":
             self.waiting -= float(got.sum())
             return got
-        nxt = next((t0 + o for o, kind in zip(self.offsets[k + 1 :], self.kinds[k + 1 :]) if kind == "data"), deadline)
-        if nxt >= deadline:
-            self.due[deadline].append((got, t0, len(self.offsets), deadline))
+        later = zip(self.offsets[sched][k + 1 :], self.kinds[sched][k + 1 :])
+        nxt = next((t0 + o for o, kind in later if kind == "data"), deadline)
+        if nxt >= deadline:  # its timeout comes first: it fails there (the cookie schedule has no retry left)
+            self.due[deadline].append((got, t0, len(self.offsets[1]), deadline, 1))
         else:
             self.ready[nxt] = self.ready[nxt] + got if nxt in self.ready else got
         return None
