@@ -68,6 +68,7 @@ from ..core.paths import private_dir, secperf_home
 from ..core.wait import wait_until
 from ..inputs import netspec as NS
 from . import registry
+from .ip_json import Interface, IpOutputError, interfaces
 from .netns_check import (
     DEFAULT_TUN,
     HOLDER,
@@ -243,6 +244,31 @@ class Link:
             self._ip(side, "addr", "add", f"{addr}/{PREFIX_LEN}", "dev", IFNAME)
             queue = ("txqueuelen", str(TUN_TXQUEUELEN)) if self.rootless else ()
             self._ip(side, "link", "set", IFNAME, "mtu", str(self.spec.mtu), *queue, "up")
+            self._check_built(side, f"{addr}/{PREFIX_LEN}")
+
+    def _check_built(self, side: str, cidr: str) -> None:
+        """The side's device read back (`ip -j`): up, with the spec's MTU and the side's address."""
+        got = self.interface(side)
+        if not got.up or got.mtu != self.spec.mtu or cidr not in got.inet():
+            raise LinkError(
+                f"the {side} side's {IFNAME} came up as flags {','.join(got.flags)}, mtu {got.mtu}, "
+                f"addresses {', '.join(got.inet()) or 'none'}; asked: UP, mtu {self.spec.mtu}, {cidr}"
+            )
+
+    def interface(self, side: str) -> Interface:
+        """The side's TUN device as the kernel has it now (`ip -j addr show dev sp0` inside the side's
+        namespace, read into an ip_json.Interface)."""
+        if self.loopback:
+            raise LinkError("a loopback link has no device of its own")
+        if self.rootless:
+            found = interfaces(self.prefix(side), dev=IFNAME)
+        else:
+            found = interfaces(dev=IFNAME, netns=self._ns(side))
+        if len(found) != 1:
+            raise IpOutputError(
+                f"`ip -j addr show dev {IFNAME}` in the {side} namespace gave {len(found)} entries, not 1"
+            )
+        return found[0]
 
     def _make_named_namespaces(self, base: str) -> None:
         """Root: ``ip netns add``, each owned by this process (state file for the sweeper)."""
@@ -476,7 +502,7 @@ class LinkPerNetwork:
             if network not in NS.LOOPBACK_NAMES:
                 try:
                     self.link = Link(self.specs.get(network, network), seed=self.seed).open()
-                except (LinkError, NS.NetSpecError, OSError) as exc:
+                except (LinkError, IpOutputError, NS.NetSpecError, OSError) as exc:
                     self.error = str(exc)
         return self.link, self.error
 

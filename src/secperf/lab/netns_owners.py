@@ -15,6 +15,7 @@ import psutil
 
 from ..core.paths import secperf_home
 from ..core.wait import wait_until
+from .ip_json import netns_list
 from .netns_check import LinkError, rootless
 
 PREFIX = "secperf-ln-"
@@ -41,8 +42,8 @@ def proc_start(pid: int) -> float | None:
 
 
 def list_namespaces() -> list[str]:
-    p = ip("netns", "list", check=False)
-    return [line.split()[0] for line in p.stdout.splitlines() if line.strip()]
+    """The named network namespaces, as `ip -j netns list` gives them (ip_json.Netns); none when ip fails."""
+    return [n.name for n in netns_list()]
 
 
 def namespace_pids(name: str) -> list[int]:

@@ -1,6 +1,7 @@
 """The watchdog of one secperf process, and the clean-up of a dead run. It runs as a script,
 ``python -I reaper.py``, and starts on the standard library alone (fast, at every run's start); only
-the clean-up imports psutil (process scan) and the same source tree's ``secperf.core.wait``.
+the clean-up imports psutil (process scan) and the same source tree's ``secperf.core.wait`` and
+``secperf.lab.ip_json`` (the namespaces listed by `ip -j`).
 
     python -I reaper.py --registry FILE --mark MARK     # fd 0: the read end of a pipe from the owner
 
@@ -33,9 +34,11 @@ from typing import Any
 
 if __package__:
     from ..core.wait import wait_until
+    from .ip_json import IpOutputError, netns_list
 else:  # run as a script (python -I .../secperf/lab/reaper.py): this tree's package, not an installed one
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     from secperf.core.wait import wait_until
+    from secperf.lab.ip_json import IpOutputError, netns_list
 
 ENV = "SECPERF_RUN_MARK"
 
@@ -129,8 +132,8 @@ def remove_namespaces(registry: dict[str, Any]) -> list[str]:
             continue  # never anything but secperf's own namespaces
         if existing is None:
             try:
-                existing = {line.split()[0] for line in _ip("netns", "list").stdout.splitlines() if line.strip()}
-            except (OSError, subprocess.SubprocessError):
+                existing = {n.name for n in netns_list()}
+            except IpOutputError:
                 existing = set()
         if name not in existing:
             continue
