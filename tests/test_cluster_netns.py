@@ -179,6 +179,10 @@ def test_a_storm_replayed_from_every_node_against_the_target(fabric, tmp_path):
     assert "failed" not in r, r
     assert r["clients"] == 30 and r["measured"]["back"] == 30 and r["capacity_per_s"] > 0
     assert len(r["cluster"]["workers"]) == 3 and r["server_cpu_s"] is None
+    # the model's accept rate: the target (nginx in its own namespace) probed from the driver's namespace
+    acc = r["accept_rate"]
+    assert acc["lower_bound"] is True and acc["connections"] > 0 and r["accept_from"].startswith("measured from here")
+    assert r["accept_per_s"] == acc["accept_per_s"] > 0
 
 
 @pytest.mark.slow
