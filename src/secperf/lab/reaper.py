@@ -118,7 +118,11 @@ def stop_processes(
 
 
 def _ip(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+    """`ip ARGS`; one that hangs counts as failed (the clean-up goes on with the rest, never a traceback)."""
+    try:
+        return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(["ip", *args], 1, "", f"ip {' '.join(args)}: no answer within 10 s")
 
 
 def remove_namespaces(registry: dict[str, Any]) -> list[str]:
