@@ -145,6 +145,7 @@ def timed_on_ray(k: int, o, table, cells, path: str = "chunks") -> dict:
         drv, main_thread = time.process_time() - c0, time.thread_time() - m0
         p1 = ray_processes()
         load_after = os.getloadavg()[0]
+        sessions = own_sessions(cl)
     finally:
         ray.shutdown()
     workers: dict[str, dict] = {}
@@ -195,7 +196,29 @@ def timed_on_ray(k: int, o, table, cells, path: str = "chunks") -> dict:
         "cores_used": (worker_cpu + drv + infra) / wall,
         "driver_tail_s": e1 - last_end,  # the driver unpacking the last chunk(s) after every worker ended
         "per_worker": per_worker,
+        "sessions": sessions,
         "rows": out,
+    }
+
+
+def own_sessions(cl) -> dict:
+    """Whether every sweep worker sits in a session (and so an autogroup) of its own, apart from the
+    driver's (app/cluster_pool.own_session), read from /proc on this machine."""
+    pool = getattr(cl, "pool", None)
+    pids = [pid for _, pid, _ in getattr(pool, "runners", [])]
+
+    def group(pid):
+        try:
+            with open(f"/proc/{pid}/autogroup") as f:
+                return f.read().split()[0]
+        except OSError:
+            return None
+
+    groups = [group(p) for p in pids]
+    return {
+        "workers": len(pids),
+        "own_session": bool(pids) and all(os.getsid(p) == p for p in pids if os.path.exists(f"/proc/{p}")),
+        "autogroups_apart": bool(pids) and len(set(groups)) == len(groups) and group(os.getpid()) not in groups,
     }
 
 
@@ -237,7 +260,9 @@ def show(r: int, x: dict) -> None:
         f"{x['load_before']:.2f} -> {x['load_after']:.2f}; CPU ms per cell: workers "
         f"{x['worker_cpu_ms_per_cell'] or float('nan'):.3f}, driver {x['driver_cpu_ms_per_cell']:.3f} (main thread "
         f"{x['driver_main_thread_cpu_ms_per_cell']:.3f}), Ray's processes {x['ray_processes_cpu_ms_per_cell']:.3f}; "
-        f"driver tail {x['driver_tail_s'] * 1e3:.0f} ms\n    workers: {ws}"
+        f"driver tail {x['driver_tail_s'] * 1e3:.0f} ms; workers in sessions of their own: "
+        f"{x['sessions']['own_session']}, autogroups apart from each other and the driver's: "
+        f"{x['sessions']['autogroups_apart']}\n    workers: {ws}"
     )
 
 

@@ -1,8 +1,8 @@
 """The one adapter between secperf and a Ray cluster (`--cluster auto|local|ADDRESS`).
 
-measure/ and sim/ stay unaware of where they run: this module connects to Ray, ships work to it
-as tasks (what-if cells, plan patterns) or actors (load generators, app/cluster_generators.py), and
-brings back exactly what the local path would have computed. Ray is an optional extra
+measure/ and sim/ stay unaware of where they run: this module connects to Ray, ships work to its
+sweep workers (what-if cells, plan patterns: app/cluster_pool.py) or to generator actors
+(app/cluster_generators.py), and brings back exactly what the local path would have computed. Ray is an optional extra
 (`pip install 'secperf[cluster]'`) imported only here and only when --cluster is given; without
 it --cluster is an input error (exit 2) naming what to install.
 
@@ -14,9 +14,10 @@ Addresses:
 Determinism: a what-if cell's random draws depend on the run's --seed only (every cell draws with
 numpy's generator seeded with --seed: common random numbers, so that two cells differ by their
 inputs, not by their luck; `--baseline` relies on it), never on which worker ran it or in which
-order; a fanned-out run therefore gives the series a local run gives, bit for bit. Tasks a lost
-worker was running are run again by Ray (max_retries), so a sweep survives a worker's loss; a chunk
-that still fails becomes failed rows naming the reason (map_chunks' `failed`), not a lost run.
+order; a fanned-out run therefore gives the series a local run gives, bit for bit. A chunk a lost
+worker was running is run again on a new one (cluster_pool.RETRIES), so a sweep survives a worker's
+loss; a chunk that still fails becomes failed rows naming the reason (map_chunks' `failed`), not a
+lost run.
 
 Where the driver runs from a source tree (PYTHONPATH=src), the workers get the same PYTHONPATH
 through the runtime environment; on other machines secperf must be installed (the same version:
@@ -42,6 +43,7 @@ from typing import Any, TypeVar
 from .. import __version__
 from .. import __version__ as v
 from ..core.errors import InputError, MeasurementError, SecperfError
+from .cluster_pool import Pool
 from .reporter import reporter
 
 INSTALL_HINT = "pip install 'secperf[cluster]' (Ray 2.40 or later)"
@@ -119,6 +121,8 @@ class Cluster:
 
     address: str
     nodes: list[dict[str, Any]] = field(default_factory=list)  # {"node_id", "name", "ip", "cpus"}
+    # the sweep workers (app/cluster_pool.py), started by the first map and kept for the connection
+    pool: Pool | None = field(default=None, repr=False, compare=False)
 
     @property
     def cpus(self) -> int:
@@ -190,7 +194,12 @@ def connect(address: str, quiet: bool = True) -> Iterator[Cluster]:
         if not quiet:
             reporter().note(f"cluster {address}: {len(nodes)} node(s), {cl.cpus} CPU(s)")
         _check_versions(ray, cl)
-        yield cl
+        try:
+            yield cl
+        finally:
+            if cl.pool is not None:  # its CPUs back to the cluster (a session secperf did not start goes on)
+                cl.pool.close()
+                cl.pool = None
     finally:
         if owned:
             ray.shutdown()
@@ -243,28 +252,6 @@ class ChunkTiming:
     end: float
     cpu_s: float  # the worker thread's CPU time for the chunk
     received: float = 0.0  # seconds (epoch) on the driver, once the payload was unpacked there
-
-
-def _run_whole_chunk(
-    fn: Callable[[S, list[T]], R], shared: S, chunk: bytes | list[T], nice: int | None = None
-) -> tuple[R, tuple[str, float, float, float]]:
-    """On a worker: fn over one whole chunk (pickled by the driver: _packed), returning its one
-    payload and when it ran (worker, start, end, CPU seconds), at the driver's priority while it
-    runs (where the system allows it): Ray starts its workers at nice 15, and a sweep's cells at that
-    priority lose their core to anything else on the machine, while the same cells run locally at
-    the user's."""
-    t0, c0 = time.time(), time.thread_time()
-    before = os.getpriority(os.PRIO_PROCESS, 0)
-    if nice is not None and nice != before:
-        with contextlib.suppress(OSError):  # no CAP_SYS_NICE: the chunk runs at Ray's priority
-            os.setpriority(os.PRIO_PROCESS, 0, nice)  # this thread: the one running the task
-    try:
-        out = fn(shared, pickle.loads(chunk) if isinstance(chunk, bytes) else chunk)
-    finally:
-        if os.getpriority(os.PRIO_PROCESS, 0) != before:
-            with contextlib.suppress(OSError):
-                os.setpriority(os.PRIO_PROCESS, 0, before)
-    return out, (f"{os.uname().nodename}/{os.getpid()}", t0, time.time(), time.thread_time() - c0)
 
 
 def _packed(chunk: list[T]) -> bytes | list[T]:
@@ -333,52 +320,48 @@ def map_chunks(
     received: Callable[[R], Any] | None = None,
     timings: list[ChunkTiming] | None = None,
 ) -> list[Any]:
-    """fn(shared, chunk) for contiguous chunks of `items` as Ray tasks (one CPU each): one payload per
-    chunk, in the items' order (each passed through `received` as it arrives, while the workers go
-    on); the caller merges them. A SecperfError raised on a worker is raised here as itself (the
-    local run raises it too). Any other failure of a chunk (its code raising, its worker lost on every
-    retry) is, with `failed`, that chunk's payload `failed(chunk, reason)` and the run goes on;
-    without it a ClusterRunError. The chunks shrink as the map goes on (chunk_sizes) and are all
-    submitted at once: a worker that is done takes the next. With `timings`, each chunk's
-    ChunkTiming is appended to it (a failed chunk has none)."""
+    """fn(shared, chunk) for contiguous chunks of `items` on the cluster's sweep workers (one per
+    worker CPU, kept for the connection: app/cluster_pool.py): one payload per chunk, in the items'
+    order (each passed through `received` as it arrives, while the workers go on); the caller merges
+    them. A SecperfError raised on a worker is raised here as itself (the local run raises it too).
+    Any other failure of a chunk (its code raising, its worker lost on every retry) is, with `failed`,
+    that chunk's payload `failed(chunk, reason)` and the run goes on; without it a ClusterRunError.
+    The chunks shrink as the map goes on (chunk_sizes); every worker has the next one queued behind
+    the one it runs. With `timings`, each chunk's ChunkTiming is appended to it (a failed chunk has
+    none)."""
     if not items:
         return []
     ray = ray_module()
-    task = ray.remote(num_cpus=1, max_retries=3, retry_exceptions=False)(_run_whole_chunk)
+    if cl.pool is None:
+        cl.pool = Pool(ray, cl.cpus)
     ref = ray.put(shared)
     parts = guided_chunks(list(items), cl.cpus)
     nice = os.getpriority(os.PRIO_PROCESS, 0)  # the driver's: the workers take it for the run's chunks
-    refs = [task.remote(fn, ref, _packed(ch), nice) for ch in parts]
-    index = {r: i for i, r in enumerate(refs)}
     done: dict[int, Any] = {}
-    pending = list(refs)
     # the payloads are many small acyclic objects, kept: a garbage collection while they arrive
     # would only walk them (and every one received before) again, for nothing
     gc_was = gc.isenabled()
     gc.disable()
     try:
-        while pending:
-            ready, pending = ray.wait(pending, num_returns=1)
-            for r in ready:
-                i = index[r]
-                try:
-                    got, (worker, t0, t1, cpu) = ray.get(r)
-                    ran = ChunkTiming(i, len(parts[i]), worker, t0, t1, cpu)
-                except Exception as exc:  # noqa: BLE001 (Ray wraps the worker's exception)
-                    err = _unwrap(exc, label)
-                    if failed is None or (isinstance(err, SecperfError) and not isinstance(err, ClusterRunError)):
-                        raise err from None
-                    got = failed(parts[i], f"{len(parts[i])} of the {label} failed on a worker: {_cause(exc)}")
-                    ran = None
-                done[i] = received(got) if received else got
-                if ran is not None and timings is not None:
-                    timings.append(ChunkTiming(**{**ran.__dict__, "received": time.time()}))
+        for i, out, exc in cl.pool.run([(fn, ref, _packed(ch), nice) for ch in parts]):
+            ran = None
+            if exc is None:
+                got, (worker, t0, t1, cpu) = out
+                ran = ChunkTiming(i, len(parts[i]), worker, t0, t1, cpu)
+            else:
+                err = _unwrap(exc, label)
+                if failed is None or (isinstance(err, SecperfError) and not isinstance(err, ClusterRunError)):
+                    raise err from None
+                got = failed(parts[i], f"{len(parts[i])} of the {label} failed on a worker: {_cause(exc)}")
+            done[i] = received(got) if received else got
+            if ran is not None and timings is not None:
+                timings.append(ChunkTiming(**{**ran.__dict__, "received": time.time()}))
             if progress:
-                progress(len(done), len(refs))
+                progress(len(done), len(parts))
     finally:
         if gc_was:
             gc.enable()
-    return [done[i] for i in range(len(refs))]
+    return [done[i] for i in range(len(parts))]
 
 
 def map_items(
