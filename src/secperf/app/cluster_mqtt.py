@@ -249,7 +249,7 @@ def merge(
         t = r["started_wall_s"] - clocks[i]["offset_s"]  # this generator's start on the driver's clock
         if any(m.get("type") == "phase" and m.get("phase") == "storm" for m in r["lines"]):
             storm_offsets.append(clocks[i]["offset_s"])
-        mine = []
+        mine: list[dict[str, Any]] = []
         stamps = r.get("phase_stamps") or []  # this node's /proc/stat at the start and each phase line
         for m in r["lines"]:
             if m.get("type") == "phase":

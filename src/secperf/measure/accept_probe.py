@@ -73,7 +73,7 @@ def _answer_ns(s: socket.socket, seen_ns: int) -> int | None:
     for level, kind, raw in anc:
         if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(raw) >= 16:
             sec, nsec = struct.unpack_from("qq", raw)
-            return sec * 1_000_000_000 + nsec
+            return int(sec) * 1_000_000_000 + int(nsec)
     return seen_ns  # closed, or bytes without a timestamp
 
 
@@ -117,8 +117,7 @@ def _round(fam: int, sa: Any, n: int, timeout_s: float) -> dict[str, Any]:
             if left <= 0:
                 break
             for key, _ in sel.select(left):
-                s = key.fileobj
-                assert isinstance(s, socket.socket)
+                s = socks[key.data]  # the key's data: the socket's index
                 if key.events == selectors.EVENT_WRITE:  # the connect completed (or failed)
                     err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
                     if err:
