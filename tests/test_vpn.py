@@ -12,6 +12,7 @@ import pytest
 
 from conftest import IS_ROOT, SLOW_SIGN, alive, needs_links, run_cli, skip_if
 from secperf.core.errors import InternalError
+from secperf.inputs import netspec as NS
 from secperf.inputs.se_profiles import get_profile
 from secperf.lab import vpn as V
 from secperf.lab.pki import LabPKI
@@ -89,6 +90,14 @@ def test_parse_client_log_phases_sum_to_establishment():
     ]
     bad = V.parse_client_log(lines[:5])
     assert not bad["ok"] and "Initialization Sequence Completed" in bad["reason"]
+
+
+def test_a_link_given_as_text_is_refused_as_secperfs_own_slip(tmp_path):
+    # the command resolves --network (app/links) and hands the NetSpec or an open Link: measure/ parses
+    # no link text (tests/test_inputs_resolved_once); before anything runs, root or not
+    for text in ("lte-m", "delay=25ms"):
+        with pytest.raises(InternalError, match=f"link '{text}' reached measure_vpn unresolved"):
+            measure_vpn("software", 1, 0, tmp_path, link=text)  # type: ignore[arg-type]
 
 
 def test_bad_input_is_a_value_error(tmp_path):
@@ -230,7 +239,7 @@ VPN_ROUND_TRIPS = {"control channel reset": 1, "tls handshake": 2, "push request
 def test_tunnel_over_a_50ms_link_takes_its_round_trips(home, tmp_path):
     before = _secperf_namespaces()
     rtt_us = 50_000
-    s = measure_vpn("software", n=3, warmup=0, workdir=tmp_path, link="delay=25ms")
+    s = measure_vpn("software", n=3, warmup=0, workdir=tmp_path, link=NS.parse("delay=25ms"))
     _record(s)
     _check_tunnel(s, "software", "delay=25ms")
     assert s.labels["network"] == "delay=25ms" and s.labels["network_rtt_ms"] == 50

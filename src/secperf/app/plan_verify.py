@@ -150,6 +150,7 @@ class RowInputs:
     table loaded once."""
 
     _profiles: dict[str, SEProfile] | None = None
+    _specs: dict[str, NS.NetSpec] = field(default_factory=dict)
     _links: dict[str, N.LinkModel] = field(default_factory=dict)
     _tables: dict[str, C.CostTable] = field(default_factory=dict)
 
@@ -164,9 +165,16 @@ class RowInputs:
             raise ProfileError(f"unknown secure-element profile {name!r}; known: {', '.join(known)}")
         return known[name]
 
+    def spec(self, network: str) -> NS.NetSpec:
+        """The row's link resolved once a run: the NetSpec the connections run over (an emulated link is
+        built from it, not parsed again from its name in lab/) and the link model is made from."""
+        if network not in self._specs:
+            self._specs[network] = NS.parse_networks([network])[0]
+        return self._specs[network]
+
     def link(self, network: str) -> N.LinkModel:
         if network not in self._links:
-            self._links[network] = N.from_spec(NS.parse_networks([network])[0])
+            self._links[network] = N.from_spec(self.spec(network))
         return self._links[network]
 
     def table(self, device: str) -> C.CostTable:
@@ -222,7 +230,7 @@ def _run_row(
 ) -> tuple[Series | None, str, float | None]:
     """Measure one row; (series or None, key used, predicted P50 ms). inputs: the run's looked-up names."""
 
-    cp = MC.ConnectParams(n=o.verify_n, warmup=2, timeout_ms=5000, seed=o.seed)
+    cp = MC.ConnectParams(n=o.verify_n, warmup=2, timeout_ms=5000, seed=o.seed, links=(inputs.spec(job["network"]),))
     if r.kept:
         s: Series | None = measure_kept_mqtt(
             job["network"], cp, doc, run, messages=KEPT_MESSAGES, payload_bytes=int(job["payload_up_bytes"])

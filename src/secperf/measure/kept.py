@@ -67,7 +67,7 @@ def measure_kept_mqtt(
             else Path(os.environ.get("TMPDIR", "/tmp")) / f"secperf-kept-{os.getpid()}"
         )
         p = replace(p, workdir=private_dir(base))
-    with LinkPerNetwork(p.seed) as links:
+    with LinkPerNetwork(p.seed, p.links) as links:  # the link the command resolved (p.links)
         link, err = links.get(network)
         if err:
             R.add_failure(s, f"network {network}: {err}")

@@ -8,7 +8,7 @@ Timer: OpenVPN's own log timestamps (µs), from the client's first socket/link l
 initialisation (first log line → first socket line: config, PKCS#11 provider and key loading) are
 reported separately, never mixed into the establishment time. One OpenVPN client process per run.
 
-Over an emulated link (``link``: a lab/netns.Link, or a network spec for which one is opened here)
+Over an emulated link (``link``: a lab/netns.Link, or the command's NetSpec for which one is opened here)
 server and client run in the link's namespaces, so every packet crosses its relay; the series then
 carries the network (id suffix ``@NETWORK``, labels network_spec / network_rtt_ms), what the link
 and the device's kernel counted over the runs (derived.link), and timeouts grown by the link's
@@ -29,6 +29,7 @@ from ..core import stats
 from ..core.errors import InputError, InternalError
 from ..core.paths import private_dir
 from ..core.result_schema import ConnectDerived, LinkedDerived, Series
+from ..inputs.netspec import NetSpec
 from ..lab import vpn as V
 from ..lab.netns import Link
 from ..lab.pki import LabPKI
@@ -38,7 +39,6 @@ from .probe import find_shim
 from .signer import per_call_breakdown, read_log, shim_env
 
 if TYPE_CHECKING:
-    from ..inputs.netspec import NetSpec
     from ..inputs.se_profiles import Profile
 
 OVER_S_US = 1_000_000.0
@@ -136,7 +136,7 @@ def measure_vpn(
     server_key_type: str = "ecdsa-p256",
     client_cert: Path | None = None,
     client_key: Path | None = None,
-    link: Link | NetSpec | str | None = None,
+    link: Link | NetSpec | None = None,
     profile: Profile | None = None,
 ) -> Series:
     """One Result series ``connect/vpn/openvpn/{key_source}/full``: ``n`` counted runs after
@@ -144,8 +144,9 @@ def measure_vpn(
     (set up and torn down here, in namespaces created here). Failed runs are failures with a
     reason, never exceptions. ``client_cert``/``client_key``: another software client
     certificate and key (e.g. one the server must reject). Logs are kept in ``workdir`` only if a run failed.
-    ``link``: an open lab/netns.Link (not closed here), or a network spec (profile name, spec string or
-    NetSpec) for which a Link is opened and closed here; None or loopback: a veth pair of namespaces
+    ``link``: an open lab/netns.Link (not closed here), or the NetSpec the command resolved (app/links)
+    for which a Link is opened and closed here, never a link's text (measure/ looks no input up by its
+    name); None or a loopback spec: a veth pair of namespaces
     (NetnsPair) created and deleted here. ``profile``: the key source's secure-element profile (the
     token's own, softhsm, for ``token``) as the command resolved it: connect passes it (app/connect
     key_profiles); a token or se key without it is secperf's own slip, never looked up here by name."""
@@ -175,9 +176,13 @@ def measure_vpn(
             "(the command hands measure_vpn its Profile)"
         )
 
+    if link is not None and not isinstance(link, (Link, NetSpec)):
+        raise InternalError(
+            f"internal: link {link!r} reached measure_vpn unresolved (the command hands it a NetSpec or a Link)"
+        )
     own_link = None
     opened = link if isinstance(link, Link) else None
-    if link is not None and not isinstance(link, Link):  # a network spec: parse it before anything runs
+    if isinstance(link, NetSpec):  # the command's resolved link: the Link is built from it, nothing parsed
         own_link = Link(link, seed=seed)
     V.require_root()
     V.openvpn_exe()
