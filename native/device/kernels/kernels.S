@@ -199,6 +199,34 @@ _start:
     bne 1b
     END 25
 
+    KERNEL 26                   @ three 32-bit MOV.W at word addresses (a 16-bit NOP first: offset 8):
+    nop                         @ 1 cycle each, 4
+    mov.w r8, r8
+    mov.w r8, r8
+    mov.w r8, r8
+    END 26
+
+    KERNEL 27                   @ the same instructions with the three MOV.W at halfword addresses (offset
+    mov.w r8, r8                @ 6) and the NOP after them: a group of three unaligned 32-bit instructions,
+    mov.w r8, r8                @ one cycle more (measured from flash, compendium.i-0.nl "Alignment rules")
+    mov.w r8, r8
+    nop
+    END 27
+
+    KERNEL 28                   @ three 32-bit STR.W at halfword addresses, then a NOP: a group of stores
+    str.w r2, [r3, #8]          @ only costs its cycle from the fourth, 1 + 1 + 1 + 1
+    str.w r2, [r3, #12]
+    str.w r2, [r3, #8]
+    nop
+    END 28
+
+    KERNEL 29                   @ four such STR.W: the group's cycle, 1 x 4 + 1
+    str.w r2, [r3, #8]
+    str.w r2, [r3, #12]
+    str.w r2, [r3, #8]
+    str.w r2, [r3, #12]
+    END 29
+
     /* exit(0) */
     movs r0, #0
     movs r7, #1

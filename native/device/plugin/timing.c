@@ -20,7 +20,7 @@ const char *const timing_class_names[TC_N] = {
     "it", "vfp", "vfp_mem", "vdiv", "neon", "neon_mem", "other",
     "ifetch_miss", "ifetch_seq_stall", "dflash_miss", "l1i_miss", "l1d_miss", "l2_miss", "mispredict",
     "agu_stall", "store_regoff", "branch_load_taken", "branch_taken_unaligned",
-    "dual_issue",
+    "dual_issue", "unaligned_run",
 };
 
 double timing_cycles[TIMING_SETS];   /* stalls and branch penalties, added by the callbacks */
@@ -84,13 +84,13 @@ enum cost {
     C_ALU, C_LOAD, C_LOAD_PIPELINED, C_STORE, C_LDRD, C_STRD, C_LDM_BASE, C_LDM_PER_REG, C_STM_BASE,
     C_STM_PER_REG, C_MUL, C_MLA, C_MULL, C_DIV, C_BRANCH, C_BRANCH_TAKEN_EXTRA, C_MISPREDICT, C_IT,
     C_VFP, C_VFP_MEM, C_VDIV, C_NEON, C_NEON_MEM, C_OTHER, C_FLASH_WS, C_L1_MISS, C_L2_MISS, C_NO_PREFETCH, C_AGU_STALL, C_BRANCH_LOAD_EXTRA, C_STORE_REGOFF_EXTRA,
-    C_BRANCH_UNALIGNED_EXTRA, C_DUAL_ISSUE, C_N
+    C_BRANCH_UNALIGNED_EXTRA, C_UNALIGNED_RUN_EXTRA, C_DUAL_ISSUE, C_N
 };
 static const char *const cost_names[C_N] = {
     "alu", "load", "load_pipelined", "store", "ldrd", "strd", "ldm_base", "ldm_per_reg", "stm_base",
     "stm_per_reg", "mul", "mla", "mull", "div", "branch", "branch_taken_extra", "mispredict", "it",
     "vfp", "vfp_mem", "vdiv", "neon", "neon_mem", "other", "flash_ws", "l1_miss", "l2_miss", "no_prefetch",
-    "agu_stall", "branch_load_extra", "store_regoff_extra", "branch_unaligned_extra",
+    "agu_stall", "branch_load_extra", "store_regoff_extra", "branch_unaligned_extra", "unaligned_run_extra",
     "dual_issue",
 };
 static double cost[C_N][TIMING_SETS];
@@ -1413,6 +1413,11 @@ void timing_translate(struct qemu_plugin_tb *tb)
     unsigned prev_dp = 0;
     unsigned pair_role = 0;   /* the previous instruction's pairing facts (0: it cannot take the first slot) */
     uint32_t pair_writes = 0;
+    /* the run of consecutive 32-bit instructions at halfword addresses so far (each keeps the next at a
+     * halfword address; a 16-bit one ends the run), whether all of it were stores, and whether its
+     * group has paid unaligned_run_extra */
+    unsigned odd_run = 0;
+    int odd_run_stores = 1, odd_run_paid = 0;
     t->start = qemu_plugin_tb_vaddr(tb);
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
@@ -1474,6 +1479,25 @@ void timing_translate(struct qemu_plugin_tb *tb)
         } else {
             pair_role = dc.pair_role;
             pair_writes = dc.pair_writes;
+        }
+        /* a group of three or more 32-bit instructions at halfword addresses: the 32-bit fetches cannot
+         * keep ahead of decode when every instruction spans two words, one cycle once per group; a group
+         * of stores only from its fourth (measured with the DWT counters on an STM32 running from flash,
+         * compendium.i-0.nl "Alignment rules"). Counted inside the block: a group that goes on in the
+         * next block (a branch not taken) starts again there */
+        if (size == 4 && (va & 3) == 2) {
+            odd_run++;
+            odd_run_stores = odd_run_stores && cls == TC_STORE;
+            if (!odd_run_paid && (odd_run >= 4 || (odd_run == 3 && !odd_run_stores))) {
+                odd_run_paid = 1;
+                counts[TC_UNALIGNED_RUN]++;
+                for (int s = 0; s < TIMING_SETS; s++)
+                    c[s] += cost[C_UNALIGNED_RUN_EXTRA][s];
+            }
+        } else {
+            odd_run = 0;
+            odd_run_stores = 1;
+            odd_run_paid = 0;
         }
         if (t->prefix)
             for (int s = 0; s < TIMING_SETS; s++)

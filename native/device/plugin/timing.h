@@ -48,6 +48,10 @@ enum tclass {
     /* instructions issued in the second slot of a pair (dual_issue.h), counted here instead of their class
      * and charged dual_issue */
     TC_DUAL_ISSUE,
+    /* groups of three or more consecutive 32-bit instructions at halfword (not word) addresses (four when
+     * all are stores): the fetch falls one cycle behind (Cortex-M4, measured), unaligned_run_extra once
+     * per group; counted per translated block at translation */
+    TC_UNALIGNED_RUN,
     TC_N
 };
 

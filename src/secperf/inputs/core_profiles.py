@@ -117,6 +117,7 @@ COST_NAMES = (
     "branch_load_extra",
     "store_regoff_extra",
     "branch_unaligned_extra",
+    "unaligned_run_extra",
 )
 # optional: a model without it has no such rule (dual_issue: the cycles of the younger instruction of a
 # pair the core issues together, native/device/plugin/dual_issue.h; only partially dual-issuing cores)

@@ -70,6 +70,7 @@ COEFFICIENTS: dict[str, tuple[str, ...]] = {
     "branch_taken_extra": ("branch_taken", "-branch_load_taken"),
     "branch_load_extra": ("branch_load_taken",),
     "branch_unaligned_extra": ("branch_taken_unaligned",),
+    "unaligned_run_extra": ("unaligned_run",),
     "agu_stall": ("agu_stall",),
     "store_regoff_extra": ("store_regoff",),
     "dual_issue": ("dual_issue",),

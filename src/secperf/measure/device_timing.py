@@ -72,6 +72,7 @@ CLASS_NAMES = (
     "branch_load_taken",
     "branch_taken_unaligned",
     "dual_issue",
+    "unaligned_run",
 )
 RULE = (
     "cycles from the per-class timing model (instruction classes x the core's TRM cycle costs, branches "
