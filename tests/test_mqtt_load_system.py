@@ -17,6 +17,7 @@ from secperf.lab.iot_services import Mosquitto
 from secperf.lab.pki import LabPKI
 from secperf.measure.mqtt_load import MqttLoadConfig
 from secperf.model.fleet import FleetModel
+from secperf.report.views import mqtt_load as V
 
 HEAD = """name = "gw"
 [device]
@@ -51,6 +52,9 @@ def test_the_models_accept_rate_says_whether_it_was_probed_given_or_assumed():
     assert probed["accept_per_s"] == 30_000.0 and probed["accept_from"].startswith("measured from here")
     assert none["accept_per_s"] == FleetModel.accept_per_s and none["accept_from"].startswith("assumed")
     assert "no answer within 2 s" in none["accept_from"]
+    # the storm's table says which inputs the model took and where they came from
+    (note,) = [x for x in V.storm_model({"fleet_model": probed}).notes if x.startswith("listen backlog")]
+    assert "listen backlog 100 (mosquitto started here" in note and "accept rate 30,000/s (measured from here" in note
     assert replay_accept({"accept_rate": {"accept_per_s": 5000.0, "from": "[server].accept_per_s"}}) == (
         5000.0,
         "[server].accept_per_s",

@@ -141,6 +141,12 @@ def storm_model(m: Mapping[str, Any]) -> Grid | None:
         for name, mod in fm["models"].items()
     ]
     notes = [str(fm["note"])] if fm.get("note") else []
+    acc = fm.get("accept_per_s")
+    if fm.get("backlog") is not None and isinstance(acc, (int, float)):  # the model's inputs, with their source
+        notes.append(
+            f"listen backlog {fm['backlog']} ({fm.get('backlog_from') or 'mosquitto started here'}); accept rate "
+            f"{acc:,.0f}/s ({fm.get('accept_from')})"
+        )
     return Grid(MODEL_TITLE, list(MODEL_HEAD), rows, notes)
 
 
