@@ -300,3 +300,33 @@ def test_a_dtls_target_is_loaded_with_dtls_handshakes(pki, tmp_path):
     assert s["derived"]["handshakes"] > 0 and s["derived"]["negotiated"]["version"] == "DTLSv1.2"
     # the server's signature, read over DTLS as for a TLS target (an ECDSA P-256 key signs with ECDSA)
     assert s["derived"]["negotiated"]["signature"].upper().startswith("ECDSA"), s["derived"]["negotiated"]
+
+
+@pytest.mark.slow
+def test_fleet_replay_with_a_system_file_takes_its_backlog_and_accept_rate(nginx, tmp_path):
+    ng, _ = nginx
+    f = tmp_path / "sys.toml"
+    f.write_text(SYSTEM + f'[server]\ntarget = "127.0.0.1:{ng.port}"\nbacklog = 256\naccept_per_s = 8000\n')
+    p = run_cli(
+        "fleet",
+        "--replay",
+        "20",
+        "--system",
+        str(f),
+        "--measure-seconds",
+        "0.5",
+        "--base",
+        "0.05",
+        "--cap",
+        "0.2",
+        "--json",
+        "--no-report",
+        "--out",
+        str(tmp_path / "res"),
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    (r,) = json.loads(p.stdout)["analysis"]["fleet"]["replays"]
+    assert "failed" not in r, r
+    assert (r["backlog"], r["backlog_from"]) == (256, "[server].backlog of the --system file")
+    assert (r["accept_per_s"], r["accept_from"]) == (8000.0, "[server].accept_per_s of the --system file")
+    assert r["measured"]["back"] == 20 and r["models"]
