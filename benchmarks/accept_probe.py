@@ -6,9 +6,13 @@ host), alternating, --rounds times. Prints each pair, the medians and probe / qu
 is at most 1 when both hold; the queue-read figure is itself a lower bound when the broker empties
 its queue by the next reading).
 
-    PYTHONPATH=src nice .venv/bin/python benchmarks/accept_probe.py --rounds 5
+    PYTHONPATH=src nice .venv/bin/python benchmarks/accept_probe.py --rounds 5 [--storms RUN.json ...]
 
-The load average before and after is printed: a loaded host stretches both figures."""
+With --storms (files written by `benchmarks/mqtt_load.py --json`), each saved storm is set beside
+fleet's model at mosquitto's two medians (the probe's and the queue's), so whether the bound's
+looseness changes a verdict is seen: the model's ratios at both, and how many storms are within
+0.8-1.25 on both the time until all are back and the median wait. The load average before and after is
+printed: a loaded host stretches both figures."""
 
 from __future__ import annotations
 
@@ -19,11 +23,13 @@ import statistics
 import tempfile
 from pathlib import Path
 
+from secperf.app.mqtt_load import storm_vs_model
 from secperf.lab.iot_services import Mosquitto
 from secperf.lab.pki import LabPKI
 from secperf.lab.services import Nginx
 from secperf.measure.accept_probe import probe_accept_rate
 from secperf.measure.accept_rate import measure_accept_rate
+from secperf.measure.mqtt_load import MqttLoadConfig
 
 
 def pairs(port: int, rounds: int) -> list[dict[str, float | None]]:
@@ -54,10 +60,29 @@ def summary(name: str, rows: list[dict[str, float | None]]) -> dict[str, object]
     }
 
 
+def storms(files: list[Path], rates: dict[str, float]) -> dict[str, int]:
+    """Each saved storm's model ratios (all back / median wait, late work dropped) at each accept rate;
+    the number within the target per rate."""
+    within = dict.fromkeys(rates, 0)
+    for f in files:
+        m = json.loads(f.read_text())["run"]
+        c = MqttLoadConfig(**{k: v for k, v in m["config"].items() if k in MqttLoadConfig.__dataclass_fields__})
+        cells = []
+        for name, acc in rates.items():
+            v = storm_vs_model(c, {**m, "accept_rate": {"accept_per_s": acc}})["models"]["late work dropped"]
+            within[name] += bool(v["within_target"])
+            cells.append(f"{name}: {v['ratio_time_all_back_s'] or 0:.2f} / {v['ratio_wait_p50_s'] or 0:.2f}")
+        print(f"  {f.name}: " + ";  ".join(cells))
+    return within
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", type=Path, help="write the figures here too")
+    ap.add_argument(
+        "--storms", type=Path, nargs="*", default=[], help="saved mqtt-load runs (benchmarks/mqtt_load.py --json)"
+    )
     a = ap.parse_args()
     if not 1 <= a.rounds <= 50:
         raise SystemExit("--rounds: give 1..50")
@@ -84,6 +109,12 @@ def main() -> None:
             else "  no ratio (a figure is missing)"
         )
     print(f"load average before {load0[0]:.1f}, after {os.getloadavg()[0]:.1f}")
+    mq_sum = out[0]
+    rates = {k: mq_sum[f"{k}_median_per_s"] for k in ("probe", "queue")}
+    if a.storms and all(isinstance(v, float) for v in rates.values()):
+        print("saved storms beside fleet's model (ratio all back / median wait) at mosquitto's two medians:")
+        within = storms(a.storms, {k: float(v) for k, v in rates.items()})  # type: ignore[arg-type]
+        print("  within 0.8-1.25 on both: " + ", ".join(f"{k} {n} of {len(a.storms)}" for k, n in within.items()))
     if a.json:
         a.json.write_text(json.dumps({"servers": out, "load_before": load0, "load_after": os.getloadavg()}, indent=1))
 
