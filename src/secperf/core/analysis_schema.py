@@ -6,7 +6,7 @@ and readers take their fields as attributes (`doc.analysis.plan.patterns[0].verd
 Their writers build plain dicts (plan/planner.py, model/fleet.simulate, app/whatif.py) and assign
 them to `doc.analysis`; validation on assignment turns them into these models. The objects inside a
 row whose shape varies per protocol, measure or model (a pattern's inputs and numbers, a storm's
-time series, a cost table's rows) stay open bags, documented where they are written. Keys are
+time series) stay open bags, documented where they are written. Keys are
 declared in the order their writers write them, so a file reads and writes back unchanged."""
 
 from __future__ import annotations
@@ -17,11 +17,14 @@ from .record import FiniteFloat, _Record
 
 __all__ = [
     "ANALYSIS_WHAT",
+    "CostRow",
     "CostTableAnalysis",
     "FleetAnalysis",
     "FleetRun",
     "PlanAnalysis",
     "PlanPattern",
+    "SecurityCostLine",
+    "SecurityCostTable",
     "WhatifAnalysis",
 ]
 
@@ -101,6 +104,17 @@ class FleetAnalysis(_Record):
     replays: list[Obj] | None = None
 
 
+class CostRow(_Record):
+    """One operation of a cost table (model/costs.CostTable.rows): which party pays it (client, server or
+    both), the operation's name, its time in µs and where the figure comes from. A figure stored as a
+    whole number stays one (an older file writes back unchanged)."""
+
+    party: str
+    op: str
+    us: int | FiniteFloat
+    source: str
+
+
 class CostTableAnalysis(_Record):
     """The cost table a what-if predicted from (model/costs.CostTable): its name, source and
     description, its rows (per operation, as `CostTable.rows` writes them) and, for a device's table,
@@ -109,12 +123,28 @@ class CostTableAnalysis(_Record):
     name: str | None = None
     source: str | None = None
     description: str | None = None
-    rows: list[Obj] = []
+    rows: list[CostRow] = []
     stack: str | None = None
     library: str | None = None
     libraries: dict[str, str | None] | None = None
     stacks: dict[str, str | None] | None = None
     mixed: str | None = None
+
+
+class SecurityCostLine(_Record):
+    """One --baseline row's summary: the what-if series it belongs to and what security adds, in a line."""
+
+    series: str
+    line: str
+
+
+class SecurityCostTable(_Record):
+    """What security adds over a --baseline what-if (app/whatif.py): one line per row, the exchange each
+    protocol is compared with (without security), and the rule the figures follow."""
+
+    rows: list[SecurityCostLine] = []
+    without_security: dict[str, str] | None = None
+    rule: str | None = None
 
 
 class WhatifAnalysis(_Record):
@@ -127,7 +157,7 @@ class WhatifAnalysis(_Record):
     sweep: Obj | None = None
     end_point: str | None = None
     end_point_description: str | None = None
-    security_cost: Obj | None = None
+    security_cost: SecurityCostTable | None = None
     not_counted: Obj | None = None
     s1: Obj | None = None
 
@@ -140,4 +170,7 @@ ANALYSIS_WHAT: dict[type[_Record], str] = {
     FleetRun: "a fleet's storm run",
     WhatifAnalysis: "a what-if's analysis",
     CostTableAnalysis: "a what-if's cost table",
+    CostRow: "a cost table's row",
+    SecurityCostTable: "a what-if's security cost",
+    SecurityCostLine: "a what-if's security cost row",
 }

@@ -125,7 +125,7 @@ def view(doc: Result) -> dict[str, Any] | None:
         "main": g(V.prediction(series)),
         "comparison": g(cmp_),
         "security": g(V.security(series)),
-        "security_notes": list(((a.security_cost or {}).get("without_security") or {}).items()),
+        "security_notes": list((a.security_cost.without_security or {}).items()) if a.security_cost else [],
         "measured": g(V.side_by_side(doc)),
         "figures": [figure_view(p) for p in plots(doc)],
         "tornado": g(V.tornado(a.tornado)) if a.tornado else None,

@@ -91,7 +91,8 @@ def cost_rows_by_use(doc: Result) -> tuple[list[dict[str, Any]], list[dict[str, 
     """The what-if cost table split in two: the rows the scenarios' flights use, in the order the
     flights first use them, each with `used_as` (the flights' op names priced by it); and the rest."""
     a = doc.analysis.whatif
-    rows = list(a.cost_table.rows) if a is not None and a.cost_table is not None else []
+    table = a.cost_table.rows if a is not None and a.cost_table is not None else []
+    rows: list[dict[str, Any]] = [{"party": r.party, "op": r.op, "us": r.us, "source": r.source} for r in table]
     index = {(r["party"], r["op"]): r for r in rows}
     used: dict[int, dict[str, Any]] = {}
     for s in whatif_series(doc):
