@@ -60,6 +60,7 @@ def test_the_models_accept_rate_says_whether_it_was_probed_given_or_assumed():
         "[server].accept_per_s",
     )
     assert replay_accept({})[0] == FleetModel.accept_per_s
+    assert replay_accept({"accept_rate": {"accept_per_s": 9000.0}}) == (9000.0, "measured (accept_rate)")
 
 
 def test_the_file_carries_the_accept_rate_and_backlog_to_the_options(tmp_path):

@@ -208,7 +208,7 @@ def replay_accept(measured: dict[str, Any]) -> tuple[float, str]:
     [server].accept_per_s or the probe before the replay, measured["accept_rate"]), else fleet's assumed one."""
     acc = measured.get("accept_rate") or {}
     if acc.get("accept_per_s"):
-        return float(acc["accept_per_s"]), str(acc.get("from"))
+        return float(acc["accept_per_s"]), str(acc.get("from") or "measured (accept_rate)")
     why = f" (the probe: {acc['why_none']})" if acc.get("why_none") else ""
     return FleetModel.accept_per_s, f"assumed (fleet's model default): no measured accept rate{why}"
 
