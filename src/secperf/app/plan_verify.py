@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ..core.analysis_schema import VerifyRow
 from ..core.derived import derived
 from ..inputs import netspec as NS
 from ..inputs.devices import choose_device
@@ -319,8 +320,9 @@ def estimate(plans: list[dict[str, Any]], o: PlanOptions) -> dict[str, float]:
     )
 
 
-def verify(plans: list[dict[str, Any]], o: PlanOptions, doc: Result, run: Run) -> list[dict[str, Any]]:
-    rows = []
+def verify(plans: list[dict[str, Any]], o: PlanOptions, doc: Result, run: Run) -> list[VerifyRow]:
+    """The --verify table: a row per planned row measured (or a note-only row per job with none)."""
+    rows: list[VerifyRow] = []
     done: dict[
         tuple[Any, ...], tuple[Series | None, str, float | None]
     ] = {}  # a row measured once per run (e.g. the full set-up before resumption and before keep-alive)
@@ -328,13 +330,9 @@ def verify(plans: list[dict[str, Any]], o: PlanOptions, doc: Result, run: Run) -
     for job in jobs(plans):
         if not job["rows"]:
             rows.append(
-                {
-                    "pattern": job["pattern"],
-                    "measure": job["measure"],
-                    "row": "–",
-                    "network": job["network"],
-                    "note": job["note"],
-                }
+                VerifyRow(
+                    pattern=job["pattern"], measure=job["measure"], row="–", network=job["network"], note=job["note"]
+                )
             )
             continue
         for r in job["rows"]:
@@ -360,18 +358,18 @@ def verify(plans: list[dict[str, Any]], o: PlanOptions, doc: Result, run: Run) -
                     f"(paho-mqtt, software key)"
                 )
             rows.append(
-                {
-                    "pattern": job["pattern"],
-                    "measure": job["measure"],
-                    "row": r.row,
-                    "network": job["network"],
-                    "key": key,
-                    "series": s.id if s is not None else None,
-                    "predicted_p50_ms": pred,
-                    "measured_p50_ms": None if meas is None else meas / 1e3,
-                    "error_share": None if meas is None or pred is None else pred / (meas / 1e3) - 1.0,
-                    "n": len(s.values_us) if s is not None else 0,
-                    "note": note,
-                }
+                VerifyRow(
+                    pattern=job["pattern"],
+                    measure=job["measure"],
+                    row=r.row,
+                    network=job["network"],
+                    key=key,
+                    series=s.id if s is not None else None,
+                    predicted_p50_ms=pred,
+                    measured_p50_ms=None if meas is None else meas / 1e3,
+                    error_share=None if meas is None or pred is None else pred / (meas / 1e3) - 1.0,
+                    n=len(s.values_us) if s is not None else 0,
+                    note=note,
+                )
             )
     return rows

@@ -25,6 +25,8 @@ __all__ = [
     "PlanPattern",
     "SecurityCostLine",
     "SecurityCostTable",
+    "TornadoRow",
+    "VerifyRow",
     "WhatifAnalysis",
 ]
 
@@ -63,20 +65,40 @@ class PlanPattern(_Record):
     seed: int | None = None
 
 
+class VerifyRow(_Record):
+    """One row of plan --verify (app/plan_verify.verify): the pattern, measure, row and link it belongs
+    to and, when it was measured, the key used, the series, the predicted and measured P50 (ms), the
+    prediction's error as a share of the measurement and the counted connections; else a note why not."""
+
+    pattern: str
+    measure: str
+    row: str
+    network: str
+    key: str | None = None
+    series: str | None = None
+    predicted_p50_ms: FiniteFloat | None = None
+    measured_p50_ms: FiniteFloat | None = None
+    error_share: FiniteFloat | None = None
+    n: int | None = None
+    note: str = ""
+
+
 class PlanAnalysis(_Record):
     """A plan's matrix (app/plan.py): one row per pattern, the rule the verdicts follow, and
     `--verify`'s measured rows (app/plan_verify.py) when asked for."""
 
     patterns: list[PlanPattern] = []
     rule: str | None = None
-    verify: list[Obj] | None = None
+    verify: list[VerifyRow] | None = None
 
 
 class FleetRun(_Record):
     """One reconnect storm of the fleet model (model/fleet.simulate) for a fleet size and a policy:
     the model's inputs, its assumptions, when all devices are back, how many came back, gave up or
-    failed an attempt, SYN drops, the accept queue, the wait percentiles, the peak queue and the
-    storm's time series; `key` and `capacity_warning` when the run names a server key (app/server.py)."""
+    failed an attempt, SYN drops, completed handshakes the full accept queue turned away
+    (ack_overflows) and how those attempts ended (the client's time-out, the server's reset), the
+    accept queue, the wait percentiles, the peak queue and the storm's time series; `key` and
+    `capacity_warning` when the run names a server key (app/server.py)."""
 
     model: Obj | None = None
     assumptions: str | None = None
@@ -85,6 +107,9 @@ class FleetRun(_Record):
     gave_up: FiniteFloat | None = None
     failed_attempts: FiniteFloat | None = None
     syn_drops: FiniteFloat | None = None
+    ack_overflows: FiniteFloat | None = None
+    ack_timed_out: FiniteFloat | None = None
+    ack_reset: FiniteFloat | None = None
     accept_queue: int | None = None
     wait_s: dict[str, FiniteFloat | None] | None = None
     peak_queue: FiniteFloat | None = None
@@ -131,6 +156,18 @@ class CostTableAnalysis(_Record):
     mixed: str | None = None
 
 
+class TornadoRow(_Record):
+    """One swept input of a what-if's tornado (sim/sweep.tornado): the input, the values giving the lowest
+    and the highest P95 (as the sweep wrote them: a number or a name) with those P95s, and their swing."""
+
+    input: str
+    low_value: int | FiniteFloat | str
+    low_us: FiniteFloat
+    high_value: int | FiniteFloat | str
+    high_us: FiniteFloat
+    swing_us: FiniteFloat
+
+
 class SecurityCostLine(_Record):
     """One --baseline row's summary: the what-if series it belongs to and what security adds, in a line."""
 
@@ -153,7 +190,7 @@ class WhatifAnalysis(_Record):
     (--baseline), the operations a device count could not cover, and study S1's per-message estimate."""
 
     cost_table: CostTableAnalysis | None = None
-    tornado: list[Obj] | None = None
+    tornado: list[TornadoRow] | None = None
     sweep: Obj | None = None
     end_point: str | None = None
     end_point_description: str | None = None
@@ -173,4 +210,6 @@ ANALYSIS_WHAT: dict[type[_Record], str] = {
     CostRow: "a cost table's row",
     SecurityCostTable: "a what-if's security cost",
     SecurityCostLine: "a what-if's security cost row",
+    TornadoRow: "a what-if's tornado row",
+    VerifyRow: "a plan --verify row",
 }

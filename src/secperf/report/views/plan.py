@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...core.analysis_schema import PlanPattern
+from ...core.analysis_schema import PlanPattern, VerifyRow
 from ...core.result_schema import Result
 from ...inputs.patterns import MEASURES
 from ..units import fmt_time_us
@@ -250,7 +250,7 @@ def alerts(ps: list[PlanPattern]) -> Grid:
     return g
 
 
-def verify(rows: list[dict[str, Any]]) -> Grid:
+def verify(rows: list[VerifyRow]) -> Grid:
     g = Grid(
         "--verify: predicted vs measured P50 over the pattern's emulated link (set-ups; 'kept msg': one "
         "message on a kept session)",
@@ -259,18 +259,18 @@ def verify(rows: list[dict[str, Any]]) -> Grid:
         text=("note",),
     )
     for r in rows:
-        err = r.get("error_share")
+        err = r.error_share
         g.add(
             [
-                r["pattern"],
-                r["measure"],
-                r["row"],
-                r["network"],
-                fmt_ms(r.get("predicted_p50_ms")),
-                fmt_ms(r.get("measured_p50_ms")),
+                r.pattern,
+                r.measure,
+                r.row,
+                r.network,
+                fmt_ms(r.predicted_p50_ms),
+                fmt_ms(r.measured_p50_ms),
                 "–" if err is None else f"{err * 100:+.1f}%",
-                str(r.get("n", "")),
-                r.get("note", ""),
+                "" if r.n is None else str(r.n),
+                r.note,
             ]
         )
     return g

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from ...core.analysis_schema import TornadoRow
 from ...core.errors import ResultError
 from ...core.result_schema import Result, Series, WhatifDerived
 from ...sim.sweep import NETWORK_INPUTS
@@ -273,22 +274,22 @@ def sweep_value(axis: str, v: object) -> str:
     return str(v)
 
 
-def tornado(rows: list[dict[str, Any]]) -> Grid:
+def tornado(rows: list[TornadoRow]) -> Grid:
     g = Grid(
         "sensitivity: which input moves P95 most (others at their first value)",
         ["input", "low", "P95 low", "high", "P95 high", "swing", ""],
     )
-    top = max((r["swing_us"] for r in rows), default=0) or 1
+    top = max((r.swing_us for r in rows), default=0) or 1
     for r in rows:
         g.add(
             [
-                r["input"],
-                sweep_value(r["input"], r["low_value"]),
-                fmt_time_us(r["low_us"]),
-                sweep_value(r["input"], r["high_value"]),
-                fmt_time_us(r["high_us"]),
-                fmt_time_us(r["swing_us"]),
-                "█" * max(1, round(BAR * r["swing_us"] / top)),
+                r.input,
+                sweep_value(r.input, r.low_value),
+                fmt_time_us(r.low_us),
+                sweep_value(r.input, r.high_value),
+                fmt_time_us(r.high_us),
+                fmt_time_us(r.swing_us),
+                "█" * max(1, round(BAR * r.swing_us / top)),
             ]
         )
     return g
