@@ -421,8 +421,11 @@ def test_reference_client_over_a_link_takes_its_round_trips(clients_over_link, c
     if client in ("curl", "paho"):
         assert min(s.values_us) >= bound - 500, (client, s.values_us)
     assert s.summary.p50_us >= bound, (client, s.summary)
-    # ... and not a further round trip (on the fastest run: host contention only adds time)
-    assert min(s.values_us) < bound + RTT_US, (client, s.values_us)
+    # ... and not a further round trip: the fastest run over the link, less the same client's fastest
+    # run over loopback in the same run (its start-up, key loading and exit, which a loaded host
+    # stretches by tens of ms, are in both; host contention only adds time)
+    excess = min(s.values_us) - min(lo.values_us)
+    assert excess < bound + RTT_US, (client, s.values_us, lo.values_us)
     # over loopback the same client is far below: the bound measures the link, not the client
     assert lo.summary.p50_us < bound / 2, (client, lo.summary)
     # the labels and what the link saw: the client's packets went through the relay both ways
