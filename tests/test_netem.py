@@ -239,7 +239,8 @@ def test_link_never_delivers_before_its_delay_while_it_releases_bursts_the_other
     the other way keep the relay writing releases while the timed datagrams arrive: a relay that
     stamped arrivals with the time read before those writes delivered up to 1.3 ms early (127 of
     3,361 early here; a CI run saw a TLS 1.2 round trip of 98 ms over a 100 ms link)."""
-    delay_ms, seconds = 5.0, 1.5
+    # at least 1.5 s and 1,200 timed datagrams (a loaded host sends fewer a second), at most 10 s
+    delay_ms, seconds, want, limit_s = 5.0, 1.5, 1200, 10.0
     with Link(f"delay={delay_ms:g}ms") as link:
         rx = link.socket("srv", socket.AF_INET, socket.SOCK_DGRAM)
         rx.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
@@ -250,11 +251,12 @@ def test_link_never_delivers_before_its_delay_while_it_releases_bursts_the_other
         bulk_rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
         bulk_rx.bind((link.dev_addr, 0))
         bulk_tx = link.socket("srv", socket.AF_INET, socket.SOCK_DGRAM)
-        end = time.monotonic() + seconds
+        start = time.monotonic()
+        stop = threading.Event()
         one_way: list[float] = []
 
         def bulk():
-            while time.monotonic() < end:
+            while not stop.is_set():
                 for _ in range(64):
                     bulk_tx.sendto(bytes(1200), bulk_rx.getsockname())
                 time.sleep(0.002)
@@ -278,10 +280,11 @@ def test_link_never_delivers_before_its_delay_while_it_releases_bursts_the_other
         for t in threads:
             t.start()
         sent = 0
-        while time.monotonic() < end:
+        while (time.monotonic() - start < seconds or sent < want) and time.monotonic() - start < limit_s:
             tx.sendto(struct.pack("!q", time.time_ns()), rx.getsockname())
             sent += 1
             time.sleep(0.0003)
+        stop.set()
         for t in threads:
             t.join(timeout=10)
         st = link.stats()
@@ -299,16 +302,23 @@ def test_jitter_spreads_round_trips_normal_and_pareto():
     beside it (the spread of its middle half: robust to a stall of the machine), and by at least
     0.4 of the configured jitter."""
     jitter_ms = 5.0
-    with Link("delay=20ms") as link:
-        _, plain = _ping(link, count=30, interval=0.01)
-    q1, _, q3 = statistics.quantiles(plain, n=4)
-    plain_spread_ms = q3 - q1
     for dist in ("normal", "pareto"):
-        with Link(f"delay=20ms,jitter={jitter_ms:g}ms,jitter-dist={dist}") as link:
-            _, rtts = _ping(link, count=30, interval=0.05)
-        spread_ms = statistics.pstdev(rtts)
-        assert spread_ms > 0.4 * jitter_ms, (dist, rtts)
-        assert spread_ms > 4 * plain_spread_ms, (dist, rtts, plain)
+        # the best of three attempts, each measuring its plain link beside it: a stall of a loaded
+        # host widens a plain link's spread and narrows nothing, so one clean attempt must show it
+        tries = []
+        for _ in range(3):
+            with Link("delay=20ms") as link:
+                _, plain = _ping(link, count=30, interval=0.01)
+            q1, _, q3 = statistics.quantiles(plain, n=4)
+            plain_spread_ms = q3 - q1
+            with Link(f"delay=20ms,jitter={jitter_ms:g}ms,jitter-dist={dist}") as link:
+                _, rtts = _ping(link, count=30, interval=0.05)
+            spread_ms = statistics.pstdev(rtts)
+            tries.append((round(spread_ms, 2), round(plain_spread_ms, 2)))
+            if spread_ms > 0.4 * jitter_ms and spread_ms > 4 * plain_spread_ms:
+                break
+        else:
+            raise AssertionError(f"{dist}: (jitter spread, plain spread) per attempt {tries}")
 
 
 @needs_links
