@@ -67,7 +67,7 @@ def stamp_lines(
     output)."""
     cmd = [*prefix, *(["stdbuf", "-oL"] if shutil.which("stdbuf") else []), *argv]
     t0 = time.perf_counter_ns()
-    limit = registry.scaled(timeout_s)
+    limit = timeout_s * registry.limit_scale()
     proc = subprocess.Popen(
         cmd,
         stdout=subprocess.PIPE,

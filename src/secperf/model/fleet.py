@@ -317,8 +317,8 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
             share = min(1.0, room / (total + r_total)) if r_total > 0 else 0.0
             r_taken = r_total * share
             for c in retry:
-                if (g := ack.promoted(c, share)) is not None:
-                    got = got + g
+                if (promoted := ack.promoted(c, share)) is not None:
+                    got = got + promoted
                 ack.retry_failed(c, 1 - share)
             ack_over[t] += r_total - r_taken
             room = max(0.0, room - r_taken)
