@@ -227,6 +227,13 @@ _start:
     str.w r2, [r3, #12]
     END 29
 
+    KERNEL 30                   @ a group across a conditional branch not taken: CMP.W (flags: equal) and
+    cmp.w r8, r8                @ BNE.W at halfword addresses end the block, the MOV.W after it goes on
+    bne.w 7f                    @ from the next one; the three make one group: 1 + 1 + 1 + 1 and its cycle
+    mov.w r8, r8
+    nop
+7:  END 30
+
     /* exit(0) */
     movs r0, #0
     movs r7, #1

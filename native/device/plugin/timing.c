@@ -839,9 +839,12 @@ struct tbinfo {
     unsigned n_lines;
     unsigned char in_log;            /* cheaper path: in the log of uses not yet applied */
     unsigned char logged;            /* cheaper path: a flash block with its slots, whose uses can be logged */
-    unsigned char br_bits;           /* br_kind, + 4 when the branch loads the PC (the next block resolves it) */
+    unsigned char br_bits;           /* br_kind, + 4 when the branch loads the PC (the next block resolves it),
+                                      * + the run at its end << 3 (run_bits: a conditional branch not taken
+                                      * continues it into the next block) */
     unsigned char odd_wide;          /* its first instruction is 32-bit at a halfword (not word) address: a
                                       * taken branch to it pays branch_unaligned_extra */
+    unsigned char head_run;          /* run_bits of the group of unaligned 32-bit instructions it starts with */
     unsigned long long br_pc;        /* address of the last instruction */
     int br_kind;                     /* 0 none, 1 always taken, 2 conditional */
     int br_load;                     /* the branch loads the PC (LDR PC, POP/LDM with PC, TBB/TBH) */
@@ -1026,10 +1029,24 @@ static void add_stall(int set_cost, double scale)
 
 /* the previous block's last branch (prev_bits != 0), resolved by where execution went; a stall adds the
  * cost itself (cost x 1.0, as add_stall: the same sums) */
-static inline void resolve_branch(unsigned long long start, unsigned odd_wide)
+static inline void resolve_branch(unsigned long long start, unsigned odd_wide, unsigned head_run)
 {
     unsigned kind = prev_bits & 3;
     int taken = kind == 1 || start != prev_end;
+    /* not taken: the group of unaligned 32-bit instructions the previous block ended with goes on into
+     * this block's first one; it pays unaligned_run_extra here when neither part paid and together they
+     * make a group (the rule at translation, timing_translate) */
+    unsigned tail = prev_bits >> 3;
+    if (!taken && (tail & 3) && (head_run & 3) && !((tail | head_run) & 8)) {
+        unsigned len = (tail & 3) + (head_run & 3);
+        if (len >= 4 || (len == 3 && !(tail & head_run & 4))) {
+            timing_counts[TC_UNALIGNED_RUN]++;
+            const double *g = cost[C_UNALIGNED_RUN_EXTRA];
+            timing_cycles[0] += g[0];
+            timing_cycles[1] += g[1];
+            timing_cycles[2] += g[2];
+        }
+    }
     timing_counts[taken ? TC_BRANCH_TAKEN : TC_BRANCH_NOT_TAKEN]++;
     if (bp) {
         unsigned char *c = &bp[(prev_br_pc >> 1) & (geom[G_BP_ENTRIES] - 1)];
@@ -1309,7 +1326,7 @@ static void on_tb_exec(unsigned int vcpu, void *udata)
     (void)vcpu;
     struct tbinfo *t = udata;
     if (prev_bits)
-        resolve_branch(t->start, t->odd_wide);
+        resolve_branch(t->start, t->odd_wide, t->head_run);
     if (t->logged && t->valid_fills == icache.fills) {
         /* cheaper path, nothing filled since the block's granules were all present: fetch_flash's first
          * branch, with the use logged (apply_use_log) */
@@ -1417,7 +1434,7 @@ void timing_translate(struct qemu_plugin_tb *tb)
      * halfword address; a 16-bit one ends the run), whether all of it were stores, and whether its
      * group has paid unaligned_run_extra */
     unsigned odd_run = 0;
-    int odd_run_stores = 1, odd_run_paid = 0;
+    int odd_run_stores = 1, odd_run_paid = 0, in_head = 1;
     t->start = qemu_plugin_tb_vaddr(tb);
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
@@ -1483,8 +1500,8 @@ void timing_translate(struct qemu_plugin_tb *tb)
         /* a group of three or more 32-bit instructions at halfword addresses: the 32-bit fetches cannot
          * keep ahead of decode when every instruction spans two words, one cycle once per group; a group
          * of stores only from its fourth (measured with the DWT counters on an STM32 running from flash,
-         * compendium.i-0.nl "Alignment rules"). Counted inside the block: a group that goes on in the
-         * next block (a branch not taken) starts again there */
+         * compendium.i-0.nl "Alignment rules"). Counted inside the block; a group that goes on past a
+         * conditional branch not taken into the next block is completed there (resolve_branch) */
         if (size == 4 && (va & 3) == 2) {
             odd_run++;
             odd_run_stores = odd_run_stores && cls == TC_STORE;
@@ -1498,7 +1515,14 @@ void timing_translate(struct qemu_plugin_tb *tb)
             odd_run = 0;
             odd_run_stores = 1;
             odd_run_paid = 0;
+            in_head = 0;
         }
+        /* the group's state, for one that goes on past the block's edge: its length (up to 3), all stores
+         * (4), paid (8) */
+        unsigned run_bits = odd_run ? (odd_run < 3 ? odd_run : 3) | (odd_run_stores ? 4u : 0u) | (odd_run_paid ? 8u : 0u)
+                                    : 0u;
+        if (in_head)
+            t->head_run = (unsigned char)run_bits;
         if (t->prefix)
             for (int s = 0; s < TIMING_SETS; s++)
                 t->prefix[(i + 1) * TIMING_SETS + s] = t->prefix[i * TIMING_SETS + s] + c[s];
@@ -1531,7 +1555,7 @@ void timing_translate(struct qemu_plugin_tb *tb)
             t->br_pc = va;
             t->br_kind = branch;
             t->br_load = branch && (mem == 1);
-            t->br_bits = (unsigned char)(branch | (t->br_load ? 4 : 0));
+            t->br_bits = (unsigned char)(branch | (t->br_load ? 4 : 0) | (branch == 2 ? run_bits << 3 : 0));
         }
     }
     if (n == 0)
