@@ -374,6 +374,17 @@ def main() -> int:
         f"({infra:.3f} ms per cell at this load): two free cores allow {bound:.2f}x ({serial:.2f}x if none of the "
         f"driver's work overlapped the workers')"
     )
+    w_by = {
+        k: statistics.median(
+            [x["worker_cpu_ms_per_cell"] for x in rounds if x["workers"] == k and x["worker_cpu_ms_per_cell"]]
+        )
+        for k in (1, 2)
+    }
+    print(
+        f"a cell's CPU on a worker: {w_by[1]:.2f} ms with one worker, {w_by[2]:.2f} ms with two (median of the rounds): "
+        f"two workers at most {2 * w_by[1] / w_by[2]:.2f}x on two free cores when each cell costs what it costs then "
+        f"(the two CPUs of a virtual machine can be one physical core's two threads: each slows the other)"
+    )
     print(
         f"sizing: one worker core makes about {1000 / w:,.0f} cells/s at this --n; the driver takes about "
         f"{1000 / d:,.0f} rows/s per core it has ({d:.3f} ms each), so it saturates at about {saturates:.0f} worker cores"
@@ -406,6 +417,8 @@ def main() -> int:
         },
         "local_cpu_ms_per_cell": local_cpu * 1e3 / len(cells),
         "quiet_host_bound": bound,
+        "worker_cpu_ms_per_cell_by_workers": w_by,
+        "bound_from_each_counts_cell_cpu": 2 * w_by[1] / w_by[2],
         "quiet_host_bound_serial_driver": serial,
         "path": args.path,
         "cores_used_median": used,

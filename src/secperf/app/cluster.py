@@ -43,7 +43,7 @@ from typing import Any, TypeVar
 from .. import __version__
 from .. import __version__ as v
 from ..core.errors import InputError, MeasurementError, SecperfError
-from .cluster_pool import Pool
+from .cluster_pool import Pool, unpacked
 from .reporter import reporter
 
 INSTALL_HINT = "pip install 'secperf[cluster]' (Ray 2.40 or later)"
@@ -347,6 +347,7 @@ def map_chunks(
             ran = None
             if exc is None:
                 got, (worker, t0, t1, cpu) = out
+                got = unpacked(got)
                 ran = ChunkTiming(i, len(parts[i]), worker, t0, t1, cpu)
             else:
                 err = _unwrap(exc, label)

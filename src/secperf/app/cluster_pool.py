@@ -83,12 +83,35 @@ def run_whole_chunk(
         with contextlib.suppress(OSError):  # no CAP_SYS_NICE: the chunk runs at Ray's priority
             os.setpriority(os.PRIO_PROCESS, 0, nice)  # this thread: the one running the task
     try:
-        out = fn(shared, pickle.loads(chunk) if isinstance(chunk, bytes) else chunk)
+        out = packed(fn(shared, pickle.loads(chunk) if isinstance(chunk, bytes) else chunk))
     finally:
         if os.getpriority(os.PRIO_PROCESS, 0) != before:
             with contextlib.suppress(OSError):
                 os.setpriority(os.PRIO_PROCESS, 0, before)
     return out, (f"{os.uname().nodename}/{os.getpid()}", t0, time.time(), time.thread_time() - c0)
+
+
+@dataclass(frozen=True)
+class Pickled:
+    """A chunk's payload pickled on the worker by the C pickler (unpacked by the driver: unpacked)."""
+
+    data: bytes
+
+
+def packed(payload: Any) -> Any:
+    """The payload as one C-made pickle: Ray's own pickler (cloudpickle) calls back into Python for
+    every object of a result, which made serialising a chunk of rows after its cells (about 0.06 ms of
+    a worker's CPU per row) most of the gap between two chunks. Counted in the chunk's CPU time. A
+    payload the standard pickler cannot take goes as it is."""
+    try:
+        return Pickled(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return payload
+
+
+def unpacked(payload: Any) -> Any:
+    """What `packed` made, back as the payload."""
+    return pickle.loads(payload.data) if isinstance(payload, Pickled) else payload
 
 
 class ChunkRunner:
