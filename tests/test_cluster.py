@@ -147,6 +147,26 @@ def test_a_bad_cluster_address_exits_2_before_any_work(capsys, tmp_path):
     assert "--cluster 'no-port'" in capsys.readouterr().err
 
 
+def test_a_local_cluster_ray_cannot_start_exits_2_naming_why(tmp_path):
+    """Ray puts AF_UNIX sockets (107 bytes at most) under $RAY_TMPDIR: a temp dir too deep for them is a
+    named error before any run directory, not Ray's traceback, and no Ray process is left."""
+    import_or_skip("ray", "scripts/bootstrap installs the 'cluster' extra")
+    with short_tmpdir("srd") as base:
+        deep = base / ("d" * 90)
+        deep.mkdir()
+        env = {**os.environ, "RAY_TMPDIR": str(deep), "RAY_DISABLE_USAGE_STATS": "1", "PYTHONPATH": str(ROOT / "src")}
+        out = tmp_path / "out"
+        p = _secperf("whatif", "tls1.3", "--n", "50", "--cluster", "local", "--no-report", "--out", str(out), env=env)
+        assert p.returncode == 2, p.stderr[-2000:]
+        assert "--cluster local: Ray could not start" in p.stderr and "107 bytes" in p.stderr
+        assert "Traceback" not in p.stderr
+        assert not out.exists()
+        deadline = time.time() + 30
+        while time.time() < deadline and _pids_marked(str(deep)):
+            time.sleep(0.5)
+        assert not _pids_marked(str(deep))
+
+
 # --- a real Ray cluster on this machine -------------------------------------------------------------------
 def _free_port() -> int:
     with socket.socket() as s:

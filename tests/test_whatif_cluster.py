@@ -241,7 +241,7 @@ def test_kill_9_of_a_sweeping_driver_leaves_no_sweep_worker_in_its_own_session(t
             workers: list[int] = []
             while time.time() < deadline and not workers:
                 time.sleep(0.5)
-                assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+                assert proc.poll() is None, (proc.returncode, proc.stderr.read().decode()[-2000:])
                 workers = [p for p in _marked(mark) if _sid(p) == p]
             assert workers, "no sweep worker in a session of its own"
             started = _marked(str(base))  # Ray's processes of the run (their command lines name its temp dir)

@@ -180,7 +180,18 @@ def connect(address: str, quiet: bool = True) -> Iterator[Cluster]:
                 ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1", **kw)  # loopback only
             else:
                 ray.init(address=address, **kw)
-        except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+        except OSError as exc:
+            if address != "local" or isinstance(exc, (ConnectionError, TimeoutError)):
+                raise ClusterError(
+                    f"--cluster {address}: no Ray cluster reachable there ({str(exc).splitlines()[0]}); "
+                    f"start one with `ray start --head` (see docs/how-to/cluster.md) or give {ADDRESS_HELP}"
+                ) from None
+            # e.g. its socket paths under $RAY_TMPDIR (or $TMPDIR) past the 107 bytes AF_UNIX allows
+            raise ClusterError(
+                f"--cluster local: Ray could not start a cluster here ({str(exc).splitlines()[0]}); "
+                "a shorter RAY_TMPDIR may help if it names a path"
+            ) from None
+        except (RuntimeError, ValueError) as exc:
             raise ClusterError(
                 f"--cluster {address}: no Ray cluster reachable there ({str(exc).splitlines()[0]}); "
                 f"start one with `ray start --head` (see docs/how-to/cluster.md) or give "
