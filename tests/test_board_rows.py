@@ -125,3 +125,60 @@ def test_a_sources_own_a_profile_build_is_the_one_its_a_profile_rows_are_counted
     assert {configs[c]["opt"] for c in by_profile["A"]} <= flags
     assert [c for c in sorted(by_profile["M"]) if "-marm" in configs[c]["opt"]] == []
     assert by_profile["A"].isdisjoint(by_profile["M"])
+
+
+def _crypto_series(cycles: list[tuple[float, float, float]] | None, ins: list[int]):
+    """A made-up device-crypto series: a cold repetition then warm ones, as measure_crypto makes it."""
+    from secperf.core import result as R
+    from secperf.core.result_schema import DeviceCryptoDerived, DeviceTime
+
+    s = R.new_series(
+        "device-crypto/x/pqclean/ml-dsa-44-sign",
+        kind="device_crypto",
+        labels={"op": "ml-dsa-44-sign"},
+        timer={"name": "guest instructions per operation", "start": "OP_BEGIN", "end": "OP_END"},
+    )
+    s.samples = [
+        {
+            "i": i,
+            "instructions": c,
+            "phase": "cold" if i == 0 else "warm",
+            **({"cycles": list(cycles[i])} if cycles else {}),
+        }
+        for i, c in enumerate(ins)
+    ]
+    warm_ins = sorted(ins[1:])
+    d = DeviceCryptoDerived(instructions_cold=ins[0], instructions_median=warm_ins[len(warm_ins) // 2])
+    d.time = DeviceTime(cycles=1000.0, cycles_low=900.0, cycles_high=1100.0)
+    s.derived = d
+    return s
+
+
+def test_a_rejection_loop_row_compares_the_mean_of_its_warm_repetitions(device_boards):
+    # pqm4's ML-DSA sign rows are the rejection-loop ones, counted over MEAN_REPS signatures at least
+    assert device_boards.rejection_loop("ml-dsa-44-sign") and device_boards.rejection_loop("ml-dsa-65-sign")
+    assert not any(
+        device_boards.rejection_loop(o) for o in ("ml-dsa-44-verify", "ml-kem-512-encaps", "ecdsa-p256-sign")
+    )
+    assert device_boards.MEAN_REPS >= 40
+    run, _skipped = device_boards.plan_rows(device_boards.load(), None)
+    assert [r for r in run if r["pqm4"] and device_boards.rejection_loop(r["op"])]
+
+    # the cold repetition (index 0) is left out of the mean; each rep's (low, point, high) is averaged
+    cyc = [(1e6, 2e6, 3e6), (10.0, 20.0, 30.0), (10.0, 20.0, 30.0), (40.0, 80.0, 120.0), (10.0, 20.0, 30.0)]
+    s = _crypto_series(cyc, [500, 100, 100, 400, 100])
+    med = device_boards.rep_figure(s, mean=False)
+    assert med["statistic"] == "median" and med["cycles"] == (900.0, 1000.0, 1100.0) and "first_n" not in med
+    m = device_boards.rep_figure(s, mean=True, first_n=3)
+    assert m["statistic"] == "mean" and m["reps"] == 4
+    assert m["cycles"] == (17.5, 35.0, 52.5) and m["instructions"] == 175.0
+    assert m["first_n"] == {"reps": 3, "cycles": (10.0, 20.0, 30.0)}
+
+    # no per-repetition cycles: the median scaled by the instructions' mean/median, and the note says so
+    sc = device_boards.rep_figure(_crypto_series(None, [500, 100, 100, 400, 100]), mean=True)
+    assert sc["statistic"] == "mean" and "scaled" in sc["note"]
+    assert sc["cycles"] == (900.0 * 1.75, 1000.0 * 1.75, 1100.0 * 1.75)
+
+    row = {"statistic": "mean", "reps": 4, "statistic_note": m["note"], "published_ms": 1.0}
+    assert "mean of 4 signatures" in device_boards.compared_note(row)
+    assert device_boards.compared_note({"statistic": "median"}) == ""
