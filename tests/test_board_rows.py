@@ -173,6 +173,7 @@ def test_a_rejection_loop_row_compares_the_mean_of_its_warm_repetitions(device_b
     assert m["statistic"] == "mean" and m["reps"] == 4
     assert m["cycles"] == (17.5, 35.0, 52.5) and m["instructions"] == 175.0
     assert m["first_n"] == {"reps": 3, "cycles": (10.0, 20.0, 30.0)}
+    assert m["sem"] > 0 and "standard error" in m["note"]
 
     # no per-repetition cycles: the median scaled by the instructions' mean/median, and the note says so
     sc = device_boards.rep_figure(_crypto_series(None, [500, 100, 100, 400, 100]), mean=True)
