@@ -133,6 +133,6 @@ def test_plan_verify_with_a_cold_key_runs_its_resumed_rows_with_the_warm_key(tmp
     doc = R.load(out / "latest")
     assert doc.status == "complete"
     rows = doc.analysis.plan.verify
-    resumed = [r for r in rows if r.get("row") == "resumed"]
-    assert resumed and all(not r["key"].endswith(":cold") and "cold applies to full" in r["note"] for r in resumed)
-    assert any(r.get("row") == "full" and r["key"] == "se:iot-safe-sim:cold" for r in rows)
+    resumed = [r for r in rows if r.row == "resumed"]  # VerifyRow records: read by attribute
+    assert resumed and all(not r.key.endswith(":cold") and "cold applies to full" in r.note for r in resumed)
+    assert any(r.row == "full" and r.key == "se:iot-safe-sim:cold" for r in rows)
