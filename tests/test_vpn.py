@@ -290,8 +290,8 @@ def test_tcp_tunnel_over_a_link_waits_no_extra_round_trip_for_nagle(home, tmp_pa
         fastest = min(s.samples, key=lambda x: x["usable_us"])
         return {**{p["phase"]: p["us"] for p in fastest["phases"]}, "usable": fastest["usable_us"]}
 
-    base = fastest_phases("delay=0ms", tmp_path / "base")
-    phases = fastest_phases("delay=25ms", tmp_path / "delayed")
+    base = fastest_phases(NS.parse("delay=0ms"), tmp_path / "base")
+    phases = fastest_phases(NS.parse("delay=25ms"), tmp_path / "delayed")
     trips = {k: (phases[k] - base[k]) / rtt_us for k in ("tcp connect", "tls handshake", "usable")}
     assert phases["tcp connect"] >= rtt_us - 1000 and trips["tcp connect"] < 1.5, (trips, phases, base)
     assert phases["tls handshake"] >= 2 * rtt_us - 1000 and trips["tls handshake"] < 2.5, (trips, phases, base)

@@ -72,7 +72,8 @@ static int load_m4(int ws, int icache_entries)
                "fetch_bytes 8\nicache_entries %d\nicache_ways %d\ndcache_entries 0\ndcache_ways 0\n"
                "dfetch_bytes 8\nl1i_bytes 0\nl1i_line 0\nl1i_ways 0\nl1d_bytes 0\nl1d_line 0\nl1d_ways 0\n"
                "l2_bytes 0\nl2_line 0\nl2_ways 0\nbp_entries 0\n"
-               "agu_stall 0 0 0\nbranch_load_extra 0 0 0\nstore_regoff_extra 0 0 0\nbranch_unaligned_extra 0 0 0\n",
+               "agu_stall 0 0 0\nbranch_load_extra 0 0 0\nstore_regoff_extra 0 0 0\nbranch_unaligned_extra 0 0 0\n"
+               "unaligned_run_extra 0 0 0\n",
             ws, ws, ws, icache_entries, icache_entries ? 8 : 0);
     fclose(f);
     int rc = timing_load(path);
