@@ -211,6 +211,22 @@ def proc_cmdlines() -> list[str]:
     return out
 
 
+def pids_marked(mark: str) -> list[int]:
+    """Live processes (this one aside) whose command line or environment holds `mark` (a test's temp
+    dir, run tag or driver PID): the processes a test started, found without a name pattern."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            blob = (d / "cmdline").read_bytes() + b"\0" + (d / "environ").read_bytes()
+        except OSError:
+            continue
+        if mark.encode() in blob and alive(int(d.name)):
+            out.append(int(d.name))
+    return out
+
+
 def alive(pid: int) -> bool:
     """The process exists and is not a zombie (tests checking that nothing outlives a link)."""
     try:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import alive, import_or_skip, short_tmpdir
+from conftest import alive, import_or_skip, pids_marked, short_tmpdir
 from secperf.core.histogram import Histogram, HistogramError, bin_index, bin_lower, bin_width
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -162,9 +162,9 @@ def test_a_local_cluster_ray_cannot_start_exits_2_naming_why(tmp_path):
         assert "Traceback" not in p.stderr
         assert not out.exists()
         deadline = time.time() + 30
-        while time.time() < deadline and _pids_marked(str(deep)):
+        while time.time() < deadline and pids_marked(str(deep)):
             time.sleep(0.5)
-        assert not _pids_marked(str(deep))
+        assert not pids_marked(str(deep))
 
 
 # --- a real Ray cluster on this machine -------------------------------------------------------------------
@@ -172,21 +172,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _pids_marked(mark: str) -> list[int]:
-    """Processes whose command line or environment holds `mark` (this test's temp-dir or driver PID)."""
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit() or int(d.name) == os.getpid():
-            continue
-        try:
-            blob = (d / "cmdline").read_bytes() + b"\0" + (d / "environ").read_bytes()
-        except OSError:
-            continue
-        if mark.encode() in blob and alive(int(d.name)):
-            out.append(int(d.name))
-    return out
 
 
 def _descendants(pids: list[int]) -> set[int]:
@@ -210,7 +195,7 @@ def _descendants(pids: list[int]) -> set[int]:
 def _loadgens_of(driver_pid: int) -> list[int]:
     mark = f"SECPERF_CLUSTER_DRIVER={driver_pid}\0"
     out = []
-    for pid in _pids_marked(mark):
+    for pid in pids_marked(mark):
         try:
             if b"secperf-loadgen" in Path(f"/proc/{pid}/cmdline").read_bytes():
                 out.append(pid)
@@ -259,7 +244,7 @@ def _ray_cluster(base: Path):
             assert r.returncode == 0, r.stdout[-1500:] + r.stderr[-1500:]
         yield {"address": addr, "env": env}
     finally:
-        pids = _descendants(_pids_marked(str(base)))
+        pids = _descendants(pids_marked(str(base)))
         for sig in (signal.SIGTERM, signal.SIGKILL):
             for p in pids:
                 try:
@@ -460,14 +445,14 @@ def test_kill_9_of_the_driver_leaves_no_generator_on_any_worker(ray_cluster, tmp
             gens = _loadgens_of(proc.pid)
             assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
         assert len(gens) == 2
-        workers = _pids_marked(f"SECPERF_CLUSTER_DRIVER={proc.pid}\0")
+        workers = pids_marked(f"SECPERF_CLUSTER_DRIVER={proc.pid}\0")
         proc.kill()
         proc.wait()
         deadline = time.time() + 60
         while time.time() < deadline and any(alive(x) for x in gens):
             time.sleep(0.5)
         assert not [x for x in gens if alive(x)], "a generator outlived the driver"
-        left = [x for x in _pids_marked(f"SECPERF_CLUSTER_DRIVER={proc.pid}\0") if x in workers]
+        left = [x for x in pids_marked(f"SECPERF_CLUSTER_DRIVER={proc.pid}\0") if x in workers]
         assert not [x for x in left if b"secperf-loadgen" in Path(f"/proc/{x}/cmdline").read_bytes()]
     finally:
         if proc.poll() is None:

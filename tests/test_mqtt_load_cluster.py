@@ -12,10 +12,10 @@ import sys
 
 import pytest
 
-from conftest import run_cli
+from conftest import pids_marked, run_cli
 from secperf.app.cluster_mqtt import merge_phase, worker_argvs
 from secperf.core.histogram import Histogram
-from test_cluster import _pids_marked, ray_cluster  # noqa: F401 (the module's Ray cluster fixture)
+from test_cluster import ray_cluster  # noqa: F401 (the module's Ray cluster fixture)
 
 
 def _opt(argv: list[str], opt: str) -> str:
@@ -90,7 +90,7 @@ def test_mqtt_load_on_the_cluster_counts_the_sum_of_the_nodes_and_merges_exactly
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err[-3000:]
     # no generator outlives the run (each was spawned through its actor's registry, marked with the driver)
-    assert not [p for p in _pids_marked(f"SECPERF_CLUSTER_DRIVER={proc.pid}\0") if b"secperf-mqttload" in _cmdline(p)]
+    assert not [p for p in pids_marked(f"SECPERF_CLUSTER_DRIVER={proc.pid}\0") if b"secperf-mqttload" in _cmdline(p)]
     doc = json.loads(out)
     assert doc["params"]["cluster"] == ray_cluster["address"]
     m = doc["analysis"]["mqtt_load"]
@@ -159,7 +159,7 @@ def test_a_generator_killed_mid_run_is_lost_and_the_others_still_merge(ray_clust
     mark = f"SECPERF_CLUSTER_DRIVER={proc.pid}\0"
     deadline, gens = time.time() + 240, []
     while time.time() < deadline and len(gens) < 2 and proc.poll() is None:
-        gens = [p for p in _pids_marked(mark) if b"secperf-mqttload" in _cmdline(p)]
+        gens = [p for p in pids_marked(mark) if b"secperf-mqttload" in _cmdline(p)]
         time.sleep(0.1)
     assert len(gens) == 2, "both generators running"
     time.sleep(2.0)  # in the hold

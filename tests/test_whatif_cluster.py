@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import alive, import_or_skip, short_tmpdir, skip
+from conftest import alive, import_or_skip, pids_marked, short_tmpdir, skip
 from secperf.app import whatif as W
 from secperf.app import whatif_cluster as WC
 from secperf.core import result as R
@@ -210,19 +210,6 @@ def test_sweep_workers_run_in_sessions_of_their_own_and_apart_from_the_driver(lo
     assert runners and all(own for _, _, own in runners)
 
 
-def _marked(mark: str) -> list[int]:
-    out = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit() and int(d.name) != os.getpid():
-            try:
-                blob = (d / "cmdline").read_bytes() + b"\0" + (d / "environ").read_bytes()
-            except OSError:
-                continue
-            if mark.encode() in blob and alive(int(d.name)):
-                out.append(int(d.name))
-    return out
-
-
 @pytest.mark.slow
 def test_kill_9_of_a_sweeping_driver_leaves_no_sweep_worker_in_its_own_session(tmp_path):
     import_or_skip("ray", "scripts/bootstrap installs the 'cluster' extra")
@@ -242,18 +229,18 @@ def test_kill_9_of_a_sweeping_driver_leaves_no_sweep_worker_in_its_own_session(t
             while time.time() < deadline and not workers:
                 time.sleep(0.5)
                 assert proc.poll() is None, (proc.returncode, proc.stderr.read().decode()[-2000:])
-                workers = [p for p in _marked(mark) if _sid(p) == p]
+                workers = [p for p in pids_marked(mark) if _sid(p) == p]
             assert workers, "no sweep worker in a session of its own"
-            started = _marked(str(base))  # Ray's processes of the run (their command lines name its temp dir)
+            started = pids_marked(str(base))  # Ray's processes of the run (their command lines name its temp dir)
             proc.kill()
             proc.wait()
             # Ray's own agents (dashboard, runtime env) take about 60 s to notice their raylet is gone,
             # with or without sessions of their own for the workers
             deadline = time.time() + 150
-            while time.time() < deadline and (_marked(mark) or _marked(str(base))):
+            while time.time() < deadline and (pids_marked(mark) or pids_marked(str(base))):
                 time.sleep(0.5)
             assert not [p for p in workers if alive(p)], "a sweep worker outlived the driver"
-            assert not _marked(mark) and not [p for p in started if alive(p)], "a Ray process outlived the driver"
+            assert not pids_marked(mark) and not [p for p in started if alive(p)], "a Ray process outlived the driver"
         finally:
             if proc.poll() is None:
                 proc.kill()
