@@ -19,15 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..measure.storm_capacity import MIN_SHARE, SATURATED, storm_bounds
+from ..measure.storm_capacity import SATURATED, busy_between, process_bound, share_left, storm_bounds, versus
 
 TARGET_CPU = "the target's broker runs on its own machine: its CPU is not read, so it has no bound"
-
-
-def share_left(core_busy_s: float | None, own_cpu_s: float | None, wall_s: float) -> float | None:
-    if core_busy_s is None or own_cpu_s is None or wall_s <= 0:
-        return None
-    return min(1.0, max(MIN_SHARE, 1.0 - max(0.0, core_busy_s - own_cpu_s) / wall_s))
 
 
 def busy_around(samples: list[tuple[float, float, dict[int, float]]], a: float, b: float) -> dict[str, Any] | None:
@@ -39,7 +33,7 @@ def busy_around(samples: list[tuple[float, float, dict[int, float]]], a: float, 
     if not before or not after:
         return None
     (t0, p0, c0), (t1, p1, c1) = before[-1], after[0]
-    return {"busy_s": {k: c1[k] - c0[k] for k in c1 if k in c0}, "broker_cpu_s": p1 - p0, "window_s": t1 - t0}
+    return {"busy_s": busy_between(c0, c1), "broker_cpu_s": p1 - p0, "window_s": t1 - t0}
 
 
 def _generator(w: dict[str, Any]) -> dict[str, Any]:
@@ -103,21 +97,8 @@ def storm_bounds_cluster(
     if not n or not b_cpu or b_share is None or wall <= 0:
         out["why_none"] = "no broker CPU or /proc/stat reading of the storm here"
         return out
-    out["broker"] = {
-        "cpu_per_connack_ms": 1e3 * b_cpu / n,
-        "rate_on_a_core_per_s": n / b_cpu,
-        "core_share_left": b_share,
-        "bound_per_s": n / b_cpu * b_share,
-        "busy_window_s": around.get("window_s"),
-    }
-    b, g = out["broker"], out["generator"]
-    out["capacity_per_s"] = min(b["bound_per_s"], g["bound_per_s"])
-    out["limited_by"] = "broker" if b["bound_per_s"] <= g["bound_per_s"] else "generator"
-    out["capacity_on_idle_cores_per_s"] = min(b["rate_on_a_core_per_s"], g["rate_on_a_core_per_s"])
-    out["limited_by_on_idle_cores"] = (
-        "broker" if b["rate_on_a_core_per_s"] <= g["rate_on_a_core_per_s"] else "generator"
-    )
-    out["achieved_per_s"] = n / wall
+    out["broker"] = {**process_bound(n, float(b_cpu), b_share), "busy_window_s": around.get("window_s")}
+    out.update(versus(out["broker"], out["generator"], n, wall))
     if out["capacity_per_s"] < (1 - SATURATED) * n / wall:
         out["note"] = (
             "the bound is below the storm's achieved rate: a share left was read too low (/proc/stat counts "

@@ -43,12 +43,48 @@ def busy_between(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
     return {k: b[k] - a[k] for k in b if k in a}
 
 
+def share_left(core_busy_s: float | None, own_cpu_s: float | None, wall_s: float) -> float | None:
+    """The share of one core other work left a process: 1 - (the core's busy time - the process's own
+    CPU) / the wall time, within [MIN_SHARE, 1]; None without a reading."""
+    if core_busy_s is None or own_cpu_s is None or wall_s <= 0:
+        return None
+    return min(1.0, max(MIN_SHARE, 1.0 - max(0.0, core_busy_s - own_cpu_s) / wall_s))
+
+
 def _share(busy: dict[int, float], cores: list[int], own_s: float, wall_s: float) -> float | None:
     known = [busy[k] for k in cores if k in busy]
     if not known or wall_s <= 0:
         return None
-    others = max(0.0, max(known) - own_s) if len(known) == 1 else max(0.0, min(known) - own_s / len(known))
+    if len(known) == 1:
+        return share_left(known[0], own_s, wall_s)
+    others = max(0.0, min(known) - own_s / len(known))
     return min(1.0, max(MIN_SHARE, 1.0 - others / wall_s))
+
+
+def process_bound(n: int, cpu_s: float, share: float) -> dict[str, float]:
+    """One process's bound in a storm of n CONNACKs: its rate on a core of its own, times the share of
+    its core other work left it."""
+    return {
+        "cpu_per_connack_ms": 1e3 * cpu_s / n,
+        "rate_on_a_core_per_s": n / cpu_s,
+        "core_share_left": share,
+        "bound_per_s": n / cpu_s * share,
+    }
+
+
+def versus(broker: dict[str, Any], gen: dict[str, Any], n: int, wall_s: float) -> dict[str, Any]:
+    """The capacity (the lower bound) and which side set it, loaded and on idle cores, beside the storm's
+    achieved rate."""
+    return {
+        "capacity_per_s": min(broker["bound_per_s"], gen["bound_per_s"]),
+        "limited_by": "broker" if broker["bound_per_s"] <= gen["bound_per_s"] else "generator",
+        # the same two processes on cores of their own with nothing else running
+        "capacity_on_idle_cores_per_s": min(broker["rate_on_a_core_per_s"], gen["rate_on_a_core_per_s"]),
+        "limited_by_on_idle_cores": (
+            "broker" if broker["rate_on_a_core_per_s"] <= gen["rate_on_a_core_per_s"] else "generator"
+        ),
+        "achieved_per_s": n / wall_s,
+    }
 
 
 def storm_bounds(storm: dict[str, Any], broker_core: int | None, generator_cores: list[int]) -> dict[str, Any] | None:
@@ -64,32 +100,11 @@ def storm_bounds(storm: dict[str, Any], broker_core: int | None, generator_cores
     g_share = _share(busy, generator_cores, float(g_cpu), wall)
     if b_share is None or g_share is None:
         return None
-    broker = {
-        "cpu_per_connack_ms": 1e3 * b_cpu / n,
-        "rate_on_a_core_per_s": n / b_cpu,
-        "core_share_left": b_share,
-        "bound_per_s": n / b_cpu * b_share,
-    }
-    gen = {
-        "cpu_per_connack_ms": 1e3 * g_cpu / n,
-        "rate_on_a_core_per_s": n / g_cpu,
-        "core_share_left": g_share,
-        "bound_per_s": n / g_cpu * g_share,
-    }
-    limited = "broker" if broker["bound_per_s"] <= gen["bound_per_s"] else "generator"
-    idle = "broker" if broker["rate_on_a_core_per_s"] <= gen["rate_on_a_core_per_s"] else "generator"
-    cap = min(broker["bound_per_s"], gen["bound_per_s"])
-    out = {
-        "broker": broker,
-        "generator": gen,
-        "capacity_per_s": cap,
-        "limited_by": limited,
-        # the same two processes on cores of their own with nothing else running
-        "capacity_on_idle_cores_per_s": min(broker["rate_on_a_core_per_s"], gen["rate_on_a_core_per_s"]),
-        "limited_by_on_idle_cores": idle,
-        "achieved_per_s": n / wall,
-        "rule": __doc__.split("\n\n")[1].strip() if __doc__ else "",
-    }
+    broker = process_bound(n, float(b_cpu), b_share)
+    gen = process_bound(n, float(g_cpu), g_share)
+    out = {"broker": broker, "generator": gen, **versus(broker, gen, n, wall)}
+    out["rule"] = __doc__.split("\n\n")[1].strip() if __doc__ else ""
+    cap = out["capacity_per_s"]
     if abs(cap - n / wall) <= SATURATED * n / wall:
         out["note"] = (
             "the cores were saturated: the share other work left each process is what it got, so the "
