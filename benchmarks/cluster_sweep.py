@@ -211,18 +211,17 @@ def own_sessions(cl) -> dict:
     pool = getattr(cl, "pool", None)
     pids = [pid for _, pid, _ in getattr(pool, "runners", [])]
 
-    def group(pid):
-        try:
-            with open(f"/proc/{pid}/autogroup") as f:
-                return f.read().split()[0]
-        except OSError:
-            return None
+    from secperf.app.cluster_pool import autogroup_of
 
-    groups = [group(p) for p in pids]
+    groups = [autogroup_of(p) for p in pids]
+    mine = autogroup_of(os.getpid())
     return {
         "workers": len(pids),
         "own_session": bool(pids) and all(os.getsid(p) == p for p in pids if os.path.exists(f"/proc/{p}")),
-        "autogroups_apart": bool(pids) and len(set(groups)) == len(groups) and group(os.getpid()) not in groups,
+        # None: a process here sits in the kernel's default autogroup, which has no name to compare
+        "autogroups_apart": None
+        if mine is None or None in groups
+        else bool(pids) and len(set(groups)) == len(groups) and mine not in groups,
     }
 
 
@@ -345,13 +344,15 @@ def main() -> int:
     print("two-worker rounds: " + "; ".join(loss))
     used = {k: statistics.median(x["cores_used"] for x in rounds if x["workers"] == k) for k in (1, 2)}
     apart = all(x["sessions"]["own_session"] and x["sessions"]["autogroups_apart"] for x in rounds)
+    # whether each process's autogroup could be named (not the kernel's unnamed default group)
+    grouped = autogroup() and all(x["sessions"]["autogroups_apart"] is not None for x in rounds)
     print(
         f"cores the run's processes had (median): {used[1]:.2f} with one worker, {used[2]:.2f} with two"
         + (
             f"; the kernel groups processes by session (sched_autogroup): the sweep's are one group, which other "
             f"sessions' work holds to its share of the CPU whatever the worker count: the wall-time ratio follows "
             f"the ratio of those shares ({used[2] / used[1]:.2f}x), not the sweep's scaling"
-            if autogroup() and used[2] < 1.5 and not apart
+            if grouped and used[2] < 1.5 and not apart
             else ""
         )
         + (
@@ -359,7 +360,7 @@ def main() -> int:
             "a core, one worker gets about 2/(S+1) of the 2 cores and two get 4/(S+2), at best 2(S+1)/(S+2)x "
             "(1.33x with one such session, 1.5x with two, 1.71x with five, 1.8x from eight): on two cores the "
             "target needs a host with no other busy session (then 2x) or eight and more"
-            if autogroup() and apart
+            if grouped and apart
             else ""
         )
     )

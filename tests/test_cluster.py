@@ -524,3 +524,26 @@ def test_cluster_options_that_cannot_apply_exit_2(argv, word, capsys, tmp_path):
     assert main([*argv, "--cluster", "auto", "--out", str(tmp_path)]) == 2
     assert word in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+def test_autogroup_of_reads_the_group_or_none_where_autogroups_do_not_apply(tmp_path, monkeypatch):
+    # a process in the kernel's default autogroup (a session no setsid() started, as in a container) has
+    # an empty /proc/PID/autogroup: that is "no name", not an error (the session check has nothing to compare)
+    import builtins
+
+    from secperf.app.cluster_pool import autogroup_of
+
+    real_open = builtins.open
+    files = {"/proc/1001/autogroup": "/autogroup-77 nice 0\n", "/proc/1002/autogroup": ""}
+
+    def fake_open(path, *a, **k):
+        if str(path) in files:
+            f = tmp_path / str(path).replace("/", "_")
+            f.write_text(files[str(path)])
+            return real_open(f, *a, **k)
+        return real_open(path, *a, **k)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+    assert autogroup_of(1001) == "/autogroup-77"
+    assert autogroup_of(1002) is None
+    assert autogroup_of(2**22 + 12345) is None  # no such process

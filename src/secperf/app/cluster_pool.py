@@ -68,6 +68,19 @@ def own_session() -> bool:
     return _SESSION
 
 
+def autogroup_of(pid: int | str = "self") -> str | None:
+    """The scheduler autogroup a process sits in ("/autogroup-N"), or None where none can be named:
+    the kernel has no autogroups, the process is gone, or it sits in the kernel's default group (a
+    session that no setsid() ever started, as a container's first processes), whose
+    /proc/PID/autogroup is empty."""
+    try:
+        with open(f"/proc/{pid}/autogroup") as f:
+            words = f.read().split()
+    except OSError:
+        return None
+    return words[0] if words else None
+
+
 def run_whole_chunk(
     fn: Callable[[S, list[T]], R], shared: S, chunk: bytes | list[T], nice: int | None = None
 ) -> tuple[R, tuple[str, float, float, float]]:
