@@ -25,7 +25,7 @@ from ..lab.pki import LabPKI
 from ..measure import server as S
 from ..measure.server import process_cpu_s
 from ..measure.server_start import pid_port
-from ..measure.server_storm import storm_record
+from ..measure.server_storm import idle_accept, storm_record
 from .cluster import ClusterRunError, connect
 from .cluster_generators import Generators, cluster_level, lost_failures, merge_storm, place, run_level
 from .reporter import reporter
@@ -186,6 +186,7 @@ def replay_storm(
     try:
         pid, port = pid_port(srv)
         S.pin(pid, core)
+        accept = idle_accept(port, "nginx")  # read here, beside nginx: the queue is this machine's
         p = S.LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=core, loadgen_procs=1)
         cap_argv = S.loadgen_argv(port, cfg, 32, p)
         before = S.summarize_level(run_level(g, cap_argv, pid, 0.3, capacity_s, capacity_s + 30))
@@ -214,6 +215,7 @@ def replay_storm(
             "workers": [{k: v for k, v in w.items() if k != "hist_us"} for w in run["cluster"]["workers"]],
             "lost": run["cluster"]["lost"],
         },
+        accept_rate=accept,
     )
 
 

@@ -9,9 +9,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import InputError
+from ..core.errors import InputError, MeasurementError
 from ..core.jsonlines import parse_line
 from ..core.paths import private_dir
+from .accept_rate import measure_accept_rate
 from .server_config import LoadParams, ServerConfig, ServerMeasureError, find_loadgen
 from .server_cpu import pin, process_cpu_s
 from .server_load import loadgen_argv, run_level, summarize_level
@@ -64,6 +65,21 @@ def storm_argv(
     ]
 
 
+def idle_accept(port: int, server: str) -> dict[str, Any]:
+    """The accept rate of the idle server this replay started here, measured just before its capacity
+    run (measure/accept_rate: bursts of TCP connects into its accept queue, read by sock_diag), which
+    fleet's model takes instead of its assumed 20,000/s. A reading that cannot be made is recorded
+    with its reason, and the model then says it assumed its default."""
+    try:
+        acc = measure_accept_rate(port)
+    except (MeasurementError, OSError) as exc:
+        return {"accept_per_s": None, "why_none": str(exc)}
+    if acc.get("accept_per_s"):
+        bound = ", a lower bound (most rounds drained within one reading)" if acc.get("lower_bound") else ""
+        acc["from"] = f"measured: bursts of TCP connects into the idle {server}'s accept queue (accept_rate){bound}"
+    return acc
+
+
 def replay_storm(
     pki: LabPKI,
     clients: int,
@@ -83,13 +99,15 @@ def replay_storm(
     and just after the storm (the model gets their mean: other work on the machine moves what the
     server gets), and in between `clients` clients of `secperf-loadgen --storm` connecting at once,
     each retrying after the back-off policy until it is back. Returns the capacity, the storm's end
-    line (time until all are back, wait percentiles, failed attempts) and the server's CPU during it."""
+    line (time until all are back, wait percentiles, failed attempts), the server's CPU during it and
+    its idle accept rate (idle_accept)."""
     wd = private_dir((workdir or Path(tempfile.mkdtemp(prefix="secperf-storm-"))) / f"storm-{clients}")
     cfg = ServerConfig("nginx", key)
     srv = start_server(cfg, pki, wd, seed, backlog=max(512, clients + 64))
     try:
         pid, port = pid_port(srv)
         pin(pid, core)
+        accept = idle_accept(port, "nginx")
         p = LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=core)
         before = summarize_level(run_level(loadgen_argv(port, cfg, 32, p), pid, capacity_s + 30))
         time.sleep(1.0)  # the capacity run's connections are gone before the storm starts
@@ -119,6 +137,7 @@ def replay_storm(
         before["server_cpu_us_per_handshake"],
         cpu,
         intervals=[m for m in lines if m.get("type") == "interval"],
+        accept_rate=accept,
     )
 
 

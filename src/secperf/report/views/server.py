@@ -416,6 +416,11 @@ def replays(fl: FleetAnalysis | None) -> Grid | None:
     """A storm replayed against nginx beside the fleet model at the capacity measured just before."""
     if fl is None or not fl.replays:
         return None
+    accepts = {
+        (r["accept_per_s"], r.get("accept_from") or "")
+        for r in fl.replays
+        if not r.get("failed") and r.get("accept_per_s")
+    }
     g = Grid(
         "Replayed storm (secperf-loadgen --storm against nginx) against the fleet model at the capacity "
         "measured just before",
@@ -436,7 +441,8 @@ def replays(fl: FleetAnalysis | None) -> Grid | None:
         notes=[
             "ratio = measured / model. 'abandoned work': the model lets the server finish attempts whose client "
             "gave up (as nginx does); 'late work dropped': the optimistic variant. capacity: mean of closed-loop "
-            "runs just before and after the storm. No time when not every client came back."
+            "runs just before and after the storm. No time when not every client came back.",
+            *(f"the model's accept rate: {a:,.0f}/s ({said})" for a, said in sorted(accepts)),
         ],
         left=0,
     )
