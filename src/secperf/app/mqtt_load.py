@@ -21,6 +21,7 @@ from ..model.fleet_ack import timer_bucket_s
 from . import bounds, cluster_mqtt
 from .cluster_bounds import measured_bounds
 from .cluster_generators import shares
+from .mqtt_load_series import mqtt_series
 from .mqtt_target import accept_from, model_backlog, target_inputs
 from .runner import Output, Phase, measure_and_write
 from .se_keys import offload_name, profiles_named
@@ -331,6 +332,8 @@ def run(
             run.save(doc)
             raise MeasurementError(f"mqtt-load: {exc}") from exc
         doc.analysis.mqtt_load = m
+        # a series per phase and latency (app/mqtt_load_series): what metrics and compare read
+        doc.series.extend(mqtt_series(m, "mosquitto" if lt is None else f"target {lt.name}"))
         run.save(doc)
         progress("done", items[0], 0, 1, None)  # the tables: report/views/mqtt_load.py, after the run
 

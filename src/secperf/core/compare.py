@@ -55,7 +55,7 @@ import numpy as np
 
 from .errors import InputError
 from .observations import MEASURED, Observation, interval_rates, observations, verdicts
-from .result_schema import Result, Series
+from .result_schema import MqttDerived, Result, Series
 
 METADATA_KEYS = ("cpu_model", "kernel", "openssl", "secperf_version", "cpu_governor")
 MIN_RANKS = 10
@@ -203,15 +203,63 @@ def _server_samples(s: Series) -> list[tuple[str, str, list[float], bool]]:
     ]
 
 
+def _percentile_row(x: Series, y: Series, q: float, alpha: float, min_change: float, seed: int) -> dict[str, Any]:
+    """An mqtt-load series' P50 or P99, B − A: the phases' own percentiles (ms), the interval the
+    percentile bootstrap of both sides' binned samples gives around their difference (the what-if
+    rows' rule, unscaled: every sample is stored), judged as a measured row is."""
+    st = f"p{q:g}"
+    dx, dy = x.derived_as(MqttDerived), y.derived_as(MqttDerived)
+    va, vb = getattr(dx, f"{st}_ms"), getattr(dy, f"{st}_ms")
+    row: dict[str, Any] = {
+        "id": x.id,
+        "metric": f"{dx.latency} {st.upper()}",
+        "unit": "ms",
+        "n_a": len(x.values_us),
+        "n_b": len(y.values_us),
+    }
+    half = _percentile_interval(x.values_us, y.values_us, q, alpha, 1.0, seed)
+    if va is None or vb is None or half is None:
+        return {**row, "a": va, "b": vb, "verdict": TOO_FEW, "reason": "fewer than 2 samples on a side"}
+    diff = vb - va
+    ci = [diff + half[0] / 1000.0, diff + half[1] / 1000.0]
+    change, change_ci = (diff / va, [c / va for c in ci]) if va else (None, [None, None])
+    verdict = _verdict(diff / va, [c / va for c in ci], min_change, True) if va else TOO_FEW
+    return {
+        **row,
+        "method": f"difference of the phases' {st.upper()} with a percentile-bootstrap interval of the binned samples",
+        "a": va,
+        "b": vb,
+        "diff": diff,
+        "diff_ci": ci,
+        "change": change,
+        "change_ci": change_ci,
+        "detectable": None,
+        "detectable_change": None,
+        "verdict": verdict,
+    }
+
+
+def _mqtt_rows(x: Series, y: Series, alpha: float, min_change: float, power: float, seed: int) -> list[dict[str, Any]]:
+    """An mqtt-load series: the whole latency's shift (a handshake's statistics), then its P50 and P99."""
+    latency = x.derived_as(MqttDerived).latency
+    shift = measured_row(
+        x.id, f"{latency} latency", "us", list(x.values_us), list(y.values_us), alpha, min_change, power, True, seed
+    )
+    return [shift, *(_percentile_row(x, y, q, alpha, min_change, seed) for q in (50.0, 99.0))]
+
+
 def _measured_rows(
     a: Result, b: Result, alpha: float, min_change: float, power: float, seed: int
 ) -> list[dict[str, Any]]:
-    sa = {s.id: s for s in a.series if s.kind in MEASURED}
-    sb = {s.id: s for s in b.series if s.kind in MEASURED}
+    sa = {s.id: s for s in a.series if s.kind in (*MEASURED, "mqtt")}
+    sb = {s.id: s for s in b.series if s.kind in (*MEASURED, "mqtt")}
     rows = []
     for sid, x in sa.items():
         y = sb.get(sid)
-        if y is None:
+        if y is None or y.kind != x.kind:
+            continue
+        if x.kind == "mqtt":
+            rows += _mqtt_rows(x, y, alpha, min_change, power, seed)
             continue
         if x.kind == "server":
             for (metric, unit, va, low), (_, _, vb, _) in zip(_server_samples(x), _server_samples(y)):
@@ -294,9 +342,11 @@ def _predicted_rows(a: Result, b: Result, alpha: float, seed: int) -> list[dict[
     return rows
 
 
-def _changes(a: Result, b: Result, kinds: tuple[str, ...]) -> tuple[list[dict[str, Any]], int]:
+def _changes(
+    a: Result, b: Result, kinds: tuple[str, ...], keep: Callable[[Observation], bool] = lambda o: True
+) -> tuple[list[dict[str, Any]], int]:
     def index(doc: Result) -> dict[tuple[str, str, str], Observation]:
-        return {(o["id"], o["metric"], o["statistic"]): o for o in observations(doc) if o["kind"] in kinds}
+        return {(o["id"], o["metric"], o["statistic"]): o for o in observations(doc) if o["kind"] in kinds and keep(o)}
 
     ia, ib = index(a), index(b)
     changed: list[dict[str, Any]] = []
@@ -328,6 +378,41 @@ def _ids(doc: Result) -> set[str]:
     return {s.id for s in doc.series} | {o["id"] for o in observations(doc) if o["kind"] in DETERMINISTIC}
 
 
+def _is_mqtt_load(doc: Result) -> bool:
+    return doc.params.get("mqtt_load") is True or any(s.kind == "mqtt" for s in doc.series)
+
+
+def _what(doc: Result) -> str:
+    if _is_mqtt_load(doc):
+        return "an mqtt-load Result"
+    return f"a {doc.kind} Result" + (" (handshake capacity levels)" if doc.kind == "server" else "")
+
+
+def _mqtt_load_pair(a: Result, b: Result) -> None:
+    """An mqtt-load Result compares only with another one holding series: its series (a latency per
+    phase) correspond to no handshake's, server level's or other kind's; one written before mqtt-load
+    kept series (schema version 3) holds none to compare (its figures are in its analysis)."""
+    ma, mb = _is_mqtt_load(a), _is_mqtt_load(b)
+    if not (ma or mb):
+        return
+    if ma != mb:
+        ids = ", ".join(s.id for s in (a if ma else b).series[:3]) or "no series"
+        raise CompareError(
+            f"A is {_what(a)} and B {_what(b)}: their series do not correspond (the mqtt-load one holds "
+            f"a latency per phase: {ids}); compare two mqtt-load runs"
+        )
+    for side, doc in (("A", a), ("B", b)):
+        failed = (doc.analysis.mqtt_load or {}).get("failed")
+        if failed and not doc.series:
+            raise CompareError(f"{side} ({doc.run_id}) is an mqtt-load run that failed ({failed}): nothing to compare")
+        if not any(s.kind == "mqtt" for s in doc.series):
+            raise CompareError(
+                f"{side} ({doc.run_id}) is an mqtt-load Result of schema version {doc.schema_version} that holds "
+                "no series (written before mqtt-load kept them): its figures are in its analysis, which "
+                "`secperf report` shows; rerun the load to compare it"
+            )
+
+
 def compare(
     doc_a: Result, doc_b: Result, alpha: float = 0.01, min_change: float = 0.02, power: float = 0.8, seed: int = 1
 ) -> dict[str, Any]:
@@ -335,6 +420,7 @@ def compare(
         if not (isinstance(v, (int, float)) and math.isfinite(v) and 0 < v < 1):
             raise CompareError(f"{name} {v!r}: give a probability between 0 and 1, both excluded (e.g. 0.05)")
     a, b = doc_a, doc_b
+    _mqtt_load_pair(a, b)
     if a.kind != b.kind:
         raise CompareError(
             f"A is a {a.kind} Result and B a {b.kind} Result: compare two Results "
@@ -351,6 +437,10 @@ def compare(
     rows = _measured_rows(a, b, alpha, min_change, power, seed)
     predictions = _predicted_rows(a, b, alpha, seed)
     changes, unchanged = _changes(a, b, DETERMINISTIC)
+    # an mqtt-load phase's counts (failed and refused connections, the time until all were up): one
+    # number per run, listed as changed or not (no interval: one run gives one count)
+    mq_changes, mq_same = _changes(a, b, ("mqtt",), lambda o: o["statistic"] == "value")
+    changes, unchanged = changes + mq_changes, unchanged + mq_same
     va, vb = verdicts(a), verdicts(b)
     verdict_rows = [{"pattern": p, "a": va[p], "b": vb[p], "changed": va[p] != vb[p]} for p in va if p in vb]
     warnings = []

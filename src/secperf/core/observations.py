@@ -38,6 +38,7 @@ from .result_schema import (
     DeviceDerived,
     HandshakeDerived,
     JwtDerived,
+    MqttDerived,
     Percentiles,
     Result,
     Series,
@@ -81,6 +82,7 @@ ID_COLUMNS: dict[str, tuple[str, ...]] = {
         "concurrency",
         "offered_per_s",
     ),
+    "mqtt": ("phase", "latency", "broker", "tls", "qos", "clients"),
     "whatif": ("protocol", "handshake", "group", "cert", "key", "network", "until"),
     "device": ("device", "stack", "tls", "group", "suite", "mode", "server_cert", "client_cert", "phase", "config"),
     "device_crypto": ("device", "stack", "op", "config"),
@@ -213,6 +215,38 @@ def _server(s: Series, r: _Rows) -> None:
     r.add("failures", "value", len(s.failures), "count", counter=True)
 
 
+# an mqtt-load phase's counts (app/mqtt_load_series.py), each a single number of the run
+MQTT_COUNTS = (
+    ("attempts", "count", True),
+    ("connacks", "count", True),
+    ("failed", "count", True),
+    ("refused", "count", True),
+    ("failed_connections", "count", True),
+    ("dropped", "count", True),
+    ("gave_up", "count", True),
+    ("time_all_up_s", "s", False),
+    ("published", "count", True),
+    ("pubacks", "count", True),
+    ("pubacks_outstanding_at_end", "count", True),
+    ("broker_utilisation", "ratio", False),
+)
+
+
+def _mqtt(s: Series, r: _Rows) -> None:
+    """One latency of one mqtt-load phase: its percentiles as the phase states them (ms), its n and
+    mean (the mean of the binned values), the phase's counts."""
+    d = s.derived_as(MqttDerived)
+    metric = d.latency or "latency"
+    r.add(metric, "n", d.n, "count", counter=True)
+    if s.summary is not None:
+        r.add(metric, "mean", s.summary.mean_us / 1000.0, "ms")
+    for q in ("p50", "p90", "p99", "max"):
+        r.add(metric, q, getattr(d, f"{q}_ms"), "ms")
+    for key, unit, counter in MQTT_COUNTS:
+        name = "all_up_after" if key == "time_all_up_s" else key
+        r.add(name, "value", getattr(d, key), unit, counter=counter)
+
+
 def interval_rates(s: Series) -> list[float]:
     """Handshakes per second in each of a server series' counting intervals (all generator
     processes' counts added per interval; the interval length from consecutive interval times)."""
@@ -304,6 +338,8 @@ def series_observations(s: Series) -> list[Observation]:
         _server(s, r)
     elif kind in MEASURED:
         _measured(s, r)
+    elif kind == "mqtt":
+        _mqtt(s, r)
     elif kind == "whatif":
         _whatif(s, r)
     elif kind in ("device", "device_crypto"):  # instruction counts under QEMU: a handshake, or one primitive

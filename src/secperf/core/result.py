@@ -19,6 +19,11 @@ Schema history (bump SCHEMA_VERSION on any change a reader must know about):
      timer, derived fields, analysis) is refused, naming the key's path. Same shape on disk as 2;
      versions 1 and 2 still read, their undeclared keys kept and written back unchanged
      (core/result_schema.py says why).
+  4  series of kind "mqtt" (MqttDerived): `secperf mqtt-load` writes one series per phase and latency
+     ("connack ramp", "puback storm", ...) beside its analysis, so metrics and compare read it. A
+     version-3 reader would refuse the new kind's derived keys as undeclared: the bump makes it say
+     "newer than this secperf" instead. Versions 1-3 still read; an mqtt-load Result of version 3
+     holds no series (its figures are in analysis.mqtt_load, which the report reads as before).
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from .files import read_text_input
 from .writes import owner_stamp
 
 SCHEMA = "secperf.result"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DECLARED_ONLY_FROM = 3  # the first version whose undeclared keys are refused
 
 from .result_schema import (  # noqa: E402  (declared once, with the schema)

@@ -318,6 +318,38 @@ class ServerDerived(_Record):
     cluster: dict[str, Any] | None = None
 
 
+class MqttDerived(_Record):
+    """An mqtt-load series' derived fields (app/mqtt_load_series.py): one latency of one phase (ramp,
+    hold, storm). The percentiles are the phase's own (the generator's nearest rank over its samples,
+    or the merged histogram's on a cluster); `hist_us` is the phase's histogram as it holds it
+    ([lower_us, count] in core/histogram's bins), exact and mergeable; the counts are the phase's."""
+
+    phase: str | None = None
+    latency: str | None = None
+    n: int | None = Field(default=None, ge=0)
+    p50_ms: Millis | None = None
+    p90_ms: Millis | None = None
+    p99_ms: Millis | None = None
+    max_ms: Millis | None = None
+    percentiles_from: str | None = None
+    hist_us: list[Any] | None = None
+    bins: str | None = None
+    attempts: int | None = Field(default=None, ge=0)
+    connacks: int | None = Field(default=None, ge=0)
+    failed: int | None = Field(default=None, ge=0)
+    refused: int | None = Field(default=None, ge=0)
+    dropped: int | None = Field(default=None, ge=0)
+    gave_up: int | None = Field(default=None, ge=0)
+    failed_connections: int | None = Field(default=None, ge=0)
+    errors: dict[str, Any] | None = None
+    time_all_up_s: FiniteFloat | None = None
+    published: int | None = Field(default=None, ge=0)
+    pubacks: int | None = Field(default=None, ge=0)
+    pubacks_outstanding_at_end: int | None = Field(default=None, ge=0)
+    broker_cpu_s: FiniteFloat | None = None
+    broker_utilisation: FiniteFloat | None = None
+
+
 # every series kind's derived model (a kind not named here has none: a Result from a newer secperf)
 DERIVED_BY_KIND: dict[str, type[_Record]] = {
     "handshake": HandshakeDerived,
@@ -330,6 +362,7 @@ DERIVED_BY_KIND: dict[str, type[_Record]] = {
     "device_crypto": DeviceCryptoDerived,
     "whatif": WhatifDerived,
     "server": ServerDerived,
+    "mqtt": MqttDerived,
 }
 Derived = (
     HandshakeDerived
@@ -342,5 +375,6 @@ Derived = (
     | DeviceCryptoDerived
     | WhatifDerived
     | ServerDerived
+    | MqttDerived
     | dict[str, Any]
 )

@@ -55,7 +55,8 @@ def difference_cell(r: dict[str, Any]) -> str:
     the shown medians says so beside it (both are right: they answer different questions)."""
     unit = r["unit"]
     hl = str(r.get("method", "")).startswith("Hodges-Lehmann")
-    text = signed(r["diff"], unit) + (" shift" if hl else " means")
+    pct_row = str(r.get("method", "")).startswith("difference of the phases'")  # an mqtt-load P50/P99
+    text = signed(r["diff"], unit) + (" shift" if hl else "" if pct_row else " means")
     a, b = r.get("a"), r.get("b")
     if hl and a is not None and b is not None:
         medians = b - a
@@ -95,7 +96,13 @@ def measured_table(cmp: dict[str, Any]) -> Table:
         f"{MIN_RANKS} samples a side); 'detectable': the smallest change these sample sizes "
         f"find at alpha {cmp['alpha']:g} with {cmp.get('power', 0.8):.0%} power; a change counts from "
         f"{cmp['min_change']:.0%}; 'too few samples to decide': the interval reaches past ±"
-        f"{cmp['min_change']:.0%}",
+        f"{cmp['min_change']:.0%}"
+        + (
+            "; P50 / P99 rows (mqtt-load): A, B are the phases' own percentiles, the interval a percentile "
+            "bootstrap of both sides' samples"
+            if any(str(r.get("method", "")).startswith("difference of the phases'") for r in cmp["rows"])
+            else ""
+        ),
         ("series", "metric", "n A/B", "A", "B", "B − A", "change [interval]", "detectable", "verdict"),
         ("series", "metric", "verdict"),
     )
