@@ -9,14 +9,21 @@
  *   warmup W       calls between the cold one and the counted ones
  *   empty E        calls of an empty function (one `bx lr`) first: the harness's own instructions
  *   arg in B       a buffer of B bytes, filled from the next B bytes of the data file
+ *   arg inout B    the same; its contents after the last call are shown like an output's
  *   arg out B      a buffer of B bytes, zeroed
  *   arg int V      a 32-bit word
+ *   arg val B      an argument passed by value (a 64-bit integer, a float, a double, a struct): its B
+ *                  bytes (at most 128) from the data file, as they lie in memory
  *
  * Each call is one OP_BEGIN..OP_END pair (marker arg 0: the empty function, 1: the entry). Before
  * every call, outside the markers, input buffers are restored from their copies (a function that
  * works in place sees the same input each time), output buffers zeroed and the stack painted.
- * Every argument is passed as a 32-bit word (AAPCS: r0-r3, then the stack): pointers, int,
- * unsigned, size_t; up to 8. One JSON line per call on stdout as it returns, and a summary line. */
+ * Each argument's bytes lie in its cell (sp_user_cells; a buffer's cell holds its address). The call
+ * site is not here: secperf generates it (sp_user_call in the stub, measure/device_user.py call_stub)
+ * from the argument types, and the compiler, given the core's flags, places each argument where the
+ * core's ABI says (AAPCS core registers and stack; VFP registers under the hard-float variant); up to
+ * 12 arguments. One JSON line per call on stdout as it returns ("ret": r0, "ret_hi": r1 for a 64-bit
+ * return), and a summary line. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,18 +33,21 @@
 #include "marker.h"
 #include "stackpaint.h"
 
-#define MAX_ARGS 8
+#define MAX_ARGS 12
+#define CELL_WORDS 16   /* 8-byte words of a cell: the largest argument passed by value */
 #define MAX_CALLS 100000
 #define SHOW_BYTES 64
 
-typedef uint32_t (*sp_word_fn)(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t);
-
 extern void *const sp_user_entry;   /* the stub: the entry function's address */
+/* the stub: the call site, the markers around the call of fn with the arguments from the cells */
+uint64_t sp_user_call(void *fn, unsigned id);
+/* each argument's bytes (8-byte aligned, as a double or a 64-bit integer needs) */
+uint64_t sp_user_cells[MAX_ARGS][CELL_WORDS];
 
 /* the harness's empty function: one return instruction */
 __attribute__((naked, noinline)) static void sp_user_empty(void) { __asm__ volatile("bx lr"); }
 
-enum kind { ARG_IN, ARG_OUT, ARG_INT };
+enum kind { ARG_IN, ARG_OUT, ARG_INOUT, ARG_INT, ARG_VAL };
 struct arg {
     enum kind kind;
     uint32_t len;       /* bytes (buffers) */
@@ -57,35 +67,25 @@ static void fail(const char *what, const char *detail)
     exit(3);
 }
 
-/* the call site both functions share, so the harness's instructions are the same for either */
-__attribute__((noinline)) static uint32_t sp_call(sp_word_fn fn, const uint32_t *w, unsigned id)
-{
-    sp_mark(SP_MARK_OP_BEGIN, id);
-    uint32_t r = fn(w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]);
-    sp_mark(SP_MARK_OP_END, id);
-    return r;
-}
-
-static void prepare(uint32_t *w)
+/* before every call: input buffers restored, outputs zeroed (the cells themselves never change) */
+static void prepare(void)
 {
     for (int i = 0; i < n_args; i++) {
         struct arg *a = &args[i];
-        if (a->kind == ARG_IN)
+        if (a->kind == ARG_IN || a->kind == ARG_INOUT)
             memcpy(a->buf, a->orig, a->len);
         else if (a->kind == ARG_OUT)
             memset(a->buf, 0, a->len);
-        w[i] = a->kind == ARG_INT ? a->value : (uint32_t)(uintptr_t)a->buf;
     }
-    for (int i = n_args; i < MAX_ARGS; i++)
-        w[i] = 0;
 }
 
-static size_t one_call(sp_word_fn fn, unsigned id, uint32_t *ret)
+/* both functions are called through the stub's one call site, so the harness's instructions are the
+ * same for either */
+static size_t one_call(void *fn, unsigned id, uint64_t *ret)
 {
-    uint32_t w[MAX_ARGS];
-    prepare(w);
+    prepare();
     SP_OP_STACK_BEGIN();
-    *ret = sp_call(fn, w, id);
+    *ret = sp_user_call(fn, id);
     size_t used = sp_stack_used();
     return used;
 }
@@ -160,15 +160,30 @@ int main(int argc, char **argv)
             empty = v;
         else if (plan_arg(line, word, sizeof word, &v)) {
             if (n_args == MAX_ARGS)
-                fail("more than 8 arguments", NULL);
-            struct arg *a = &args[n_args++];
+                fail("more than 12 arguments", NULL);
+            int i = n_args++;
+            struct arg *a = &args[i];
             if (strcmp(word, "int") == 0) {
                 a->kind = ARG_INT;
                 a->value = (uint32_t)v;
+                memcpy(sp_user_cells[i], &a->value, sizeof a->value);
                 continue;
             }
-            a->kind = strcmp(word, "in") == 0 ? ARG_IN : ARG_OUT;
-            if (a->kind == ARG_OUT && strcmp(word, "out") != 0)
+            if (strcmp(word, "val") == 0) {
+                a->kind = ARG_VAL;
+                if (v == 0 || v > sizeof sp_user_cells[i])
+                    fail("a value argument of more than 128 bytes", NULL);
+                if (df == NULL || fread(sp_user_cells[i], 1, v, df) != v)
+                    fail("the data file is shorter than the arguments", NULL);
+                continue;
+            }
+            if (strcmp(word, "in") == 0)
+                a->kind = ARG_IN;
+            else if (strcmp(word, "inout") == 0)
+                a->kind = ARG_INOUT;
+            else if (strcmp(word, "out") == 0)
+                a->kind = ARG_OUT;
+            else
                 fail("unknown argument kind ", word);
             a->len = (uint32_t)v;
             a->buf = malloc(v ? v : 1);
@@ -176,8 +191,9 @@ int main(int argc, char **argv)
             if (a->buf == NULL || a->orig == NULL)
                 fail("out of memory for a buffer", NULL);
             memset(a->orig, 0, v ? v : 1);
-            if (a->kind == ARG_IN && (df == NULL || fread(a->orig, 1, v, df) != v))
+            if (a->kind != ARG_OUT && (df == NULL || fread(a->orig, 1, v, df) != v))
                 fail("the data file is shorter than the input buffers", NULL);
+            memcpy(sp_user_cells[i], &a->buf, sizeof a->buf);
         }
     }
     fclose(pf);
@@ -186,31 +202,32 @@ int main(int argc, char **argv)
     if (calls < 1 || calls + warmup + 1 > MAX_CALLS)
         fail("calls out of range", NULL);
 
-    uint32_t ret = 0;
+    uint64_t ret = 0;
     size_t empty_stack = 0;
     for (unsigned long i = 0; i < empty; i++) {   /* the harness's own cost: an empty function */
-        size_t used = one_call((sp_word_fn)(uintptr_t)sp_user_empty, 0, &ret);
+        size_t used = one_call((void *)(uintptr_t)sp_user_empty, 0, &ret);
         if (used > empty_stack)
             empty_stack = used;
     }
     printf("{\"empty\":%lu,\"stack_bytes\":%lu}\n", empty, (unsigned long)empty_stack);
     fflush(stdout);
-    sp_word_fn fn = (sp_word_fn)(uintptr_t)sp_user_entry;
+    void *fn = sp_user_entry;
     unsigned long total = 1 + warmup + calls;
     size_t stack_max = 0;
     for (unsigned long i = 0; i < total; i++) {
         size_t used = one_call(fn, 1, &ret);
         if (used > stack_max)
             stack_max = used;
-        printf("{\"call\":%lu,\"ret\":%lu,\"stack_bytes\":%lu}\n", i, (unsigned long)ret, (unsigned long)used);
+        printf("{\"call\":%lu,\"ret\":%lu,\"ret_hi\":%lu,\"stack_bytes\":%lu}\n", i, (unsigned long)(uint32_t)ret,
+               (unsigned long)(uint32_t)(ret >> 32), (unsigned long)used);
         fflush(stdout);   /* a fault in the next call leaves this line behind */
     }
     /* what the last call left: its return value and the first bytes of each output buffer */
-    printf("{\"user\":\"done\",\"ok\":1,\"calls\":%lu,\"ret\":%lu,\"stack_bytes\":%lu,\"outputs\":[", total,
-           (unsigned long)ret, (unsigned long)stack_max);
+    printf("{\"user\":\"done\",\"ok\":1,\"calls\":%lu,\"ret\":%lu,\"ret_hi\":%lu,\"stack_bytes\":%lu,\"outputs\":[",
+           total, (unsigned long)(uint32_t)ret, (unsigned long)(uint32_t)(ret >> 32), (unsigned long)stack_max);
     int first = 1;
     for (int i = 0; i < n_args; i++) {
-        if (args[i].kind != ARG_OUT)
+        if (args[i].kind != ARG_OUT && args[i].kind != ARG_INOUT)
             continue;
         printf("%s{\"arg\":%d,\"bytes\":%lu,\"hex\":\"", first ? "" : ",", i, (unsigned long)args[i].len);
         print_hex(args[i].buf, args[i].len < SHOW_BYTES ? args[i].len : SHOW_BYTES);

@@ -27,7 +27,9 @@ The harness (a TOML file, `--harness`; every field optional):
 
 from __future__ import annotations
 
+import math
 import re
+import struct
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -39,7 +41,22 @@ from ..core.files import read_input
 SUFFIXES = (".c", ".S", ".s")
 
 
-MAX_ARGS = 8
+MAX_ARGS = 12
+
+
+MAX_STRUCT = 128  # bytes of a struct passed by value
+
+
+MAX_STACK = 256  # bytes of arguments the harness passes on the stack (AAPCS NSAA from SP)
+
+
+VALUES = ("int", "i64", "u64", "float", "double", "struct")  # passed by value (their bytes in the data file)
+
+
+BUFFERS = ("in", "out", "inout")
+
+
+RETURNS = ("u32", "i32", "u64", "i64", "void")
 
 
 MAX_BUFFER = 16 * 1024 * 1024
@@ -53,13 +70,36 @@ OPTS = ("-O0", "-O1", "-O2", "-O3", "-Os", "-Oz", "-Og")
 
 @dataclass
 class Arg:
-    kind: str  # in, out, int
-    size: int = 0  # bytes (buffers)
-    value: int = 0  # the word (int)
-    data: bytes = b""  # an input buffer's contents
+    kind: str  # in, out, inout (a buffer: its address), int, i64, u64, float, double, struct (by value)
+    size: int = 0  # bytes (buffers, a struct)
+    value: int | float = 0  # the number (int, i64, u64, float, double)
+    data: bytes = b""  # an input buffer's contents; a by-value argument's bytes, little end first
+    align: int = 4  # bytes: a struct's given alignment; 8 for i64, u64 and double
 
     def plan_line(self) -> str:
-        return f"arg int {self.value & 0xFFFFFFFF}" if self.kind == "int" else f"arg {self.kind} {self.size}"
+        if self.kind == "int":
+            return f"arg int {int(self.value) & 0xFFFFFFFF}"
+        return f"arg {self.kind} {self.size}" if self.kind in BUFFERS else f"arg val {len(self.data)}"
+
+    def words(self) -> int:
+        """4-byte words the argument takes in core registers or on the stack (soft-float ABI for floats)."""
+        return {"i64": 2, "u64": 2, "double": 2, "struct": self.size // 4}.get(self.kind, 1)
+
+    def ctype(self, i: int) -> str:
+        """The argument's C type in the harness's generated call (a struct: sp_user_sI, words of its
+        alignment, so its AAPCS natural alignment is the given one)."""
+        if self.kind == "struct":
+            return f"struct sp_user_s{i}"
+        return {"int": "uint32_t", "i64": "int64_t", "u64": "uint64_t", "float": "float", "double": "double"}.get(
+            self.kind, "void *"
+        )
+
+    def show(self) -> str:
+        if self.kind in BUFFERS:
+            return f"{self.kind}[{self.size}]"
+        if self.kind == "struct":
+            return f"struct[{self.size}]/{self.align}"
+        return f"{self.kind} {self.value}"
 
 
 @dataclass
@@ -72,13 +112,13 @@ class Harness:
     opt: str = "-O2"
     cflags: list[str] = field(default_factory=list)
     args: list[Arg] = field(default_factory=list)
+    returns: str = "u32"  # the entry's return type: u32, i32, u64, i64 (r0:r1) or void
     path: str | None = None
 
-    def describe(self) -> str:
-        def one(a: Arg) -> str:
-            return f"int {a.value}" if a.kind == "int" else f"{a.kind}[{a.size}]"
-
-        return f"({', '.join(one(a) for a in self.args)})" if self.args else "()"
+    def describe(self, placement: list[str] | None = None) -> str:
+        """"(in[256], u64 5, double 1.5)"; with a placement, where each goes ("u64 5 @r2:r3")."""
+        shown = [a.show() + (f" @{placement[i]}" if placement else "") for i, a in enumerate(self.args)]
+        return f"({', '.join(shown)})"
 
 
 def pattern(size: int, seed: int) -> bytes:
@@ -117,7 +157,7 @@ def load_harness(path: str | None) -> Harness:
         raise InputError(f"{where}: unknown table {', '.join(sorted(unknown))}; known: run, build, arg")
     run, build = raw.get("run", {}), raw.get("build", {})
     for name, t, keys in (
-        ("run", run, {"calls", "warmup", "seed", "time_limit_s", "instruction_limit"}),
+        ("run", run, {"calls", "warmup", "seed", "time_limit_s", "instruction_limit", "returns"}),
         ("build", build, {"opt", "cflags"}),
     ):
         if not isinstance(t, dict):
@@ -137,6 +177,9 @@ def load_harness(path: str | None) -> Harness:
     h.instruction_limit = _int(
         f"{where}: run.instruction_limit", run.get("instruction_limit", h.instruction_limit), 1_000_000, 10**13
     )
+    h.returns = run.get("returns", h.returns)
+    if h.returns not in RETURNS:
+        raise InputError(f"{where}: run.returns {h.returns!r}: give one of {', '.join(RETURNS)} (the entry's return type)")
     h.opt = build.get("opt", h.opt)
     if h.opt not in OPTS:
         raise InputError(f"{where}: build.opt {h.opt!r}: give one of {', '.join(OPTS)}")
@@ -158,24 +201,53 @@ def load_harness(path: str | None) -> Harness:
     return h
 
 
+KEYS = {
+    "in": {"kind", "bytes", "fill", "hex"},
+    "inout": {"kind", "bytes", "fill", "hex"},
+    "out": {"kind", "bytes"},
+    "int": {"kind", "value"},
+    "i64": {"kind", "value"},
+    "u64": {"kind", "value"},
+    "float": {"kind", "value"},
+    "double": {"kind", "value"},
+    "struct": {"kind", "bytes", "fill", "hex", "align"},
+}
+
+
 def _arg(where: str, a: object, seed: int) -> Arg:
     if not isinstance(a, dict):
         raise InputError(f"{where}: must be a table ([[arg]])")
     kind = a.get("kind")
-    keys = {"in": {"kind", "bytes", "fill", "hex"}, "out": {"kind", "bytes"}, "int": {"kind", "value"}}
-    if kind not in keys:
+    if kind not in KEYS:
         raise InputError(
-            f"{where}: kind {kind!r}: give \"in\" (an input buffer), \"out\" (an output buffer) or "
-            f"\"int\" (a 32-bit word)"
+            f"{where}: kind {kind!r}: give \"in\" (an input buffer), \"out\" (an output buffer), \"inout\" "
+            f"(an input buffer the function changes), \"int\" (a 32-bit word), \"i64\"/\"u64\" (a 64-bit "
+            f"integer), \"float\"/\"double\" or \"struct\" (passed by value)"
         )
-    if set(a) - keys[kind]:
+    if set(a) - KEYS[kind]:
         raise InputError(
-            f"{where} (kind {kind}): unknown key {', '.join(sorted(set(a) - keys[kind]))}; "
-            f"known: {', '.join(sorted(keys[kind]))}"
+            f"{where} (kind {kind}): unknown key {', '.join(sorted(set(a) - KEYS[kind]))}; "
+            f"known: {', '.join(sorted(KEYS[kind]))}"
         )
     if kind == "int":
         return Arg("int", value=_int(f"{where}: value", a.get("value"), -(2**31), 2**32 - 1))
-    if kind == "in" and "hex" in a:
+    if kind in ("i64", "u64"):
+        lo, hi = (-(2**63), 2**63 - 1) if kind == "i64" else (0, 2**64 - 1)
+        v = _int(f"{where} (kind {kind}): value", a.get("value"), lo, hi)
+        return Arg(kind, value=v, data=(v & (2**64 - 1)).to_bytes(8, "little"), align=8)
+    if kind in ("float", "double"):
+        v = a.get("value")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise InputError(f"{where} (kind {kind}): value: give a finite number (got {v!r})")
+        try:
+            data = struct.pack("<f" if kind == "float" else "<d", v)
+        except OverflowError:
+            raise InputError(f"{where} (kind {kind}): value {v!r} is out of range for a {kind}") from None
+        return Arg(kind, value=v, data=data, align=8 if kind == "double" else 4)
+    if kind == "out":
+        return Arg("out", size=_int(f"{where}: bytes", a.get("bytes"), 1, MAX_BUFFER))
+    limit = MAX_STRUCT if kind == "struct" else MAX_BUFFER
+    if "hex" in a:
         if "fill" in a:
             raise InputError(f"{where}: give either hex or fill, not both")
         try:
@@ -186,14 +258,82 @@ def _arg(where: str, a: object, seed: int) -> Arg:
             raise InputError(f"{where}: bytes {a['bytes']!r} but hex holds {len(data)} bytes")
         if not data:
             raise InputError(f"{where}: hex: give at least one byte")
-        return Arg("in", size=len(data), data=data)
-    size = _int(f"{where}: bytes", a.get("bytes"), 1, MAX_BUFFER)
-    if kind == "out":
-        return Arg("out", size=size)
-    fill = a.get("fill", "pattern")
-    if fill not in ("pattern", "zero"):
-        raise InputError(f"{where}: fill {fill!r}: give \"pattern\" (seeded), \"zero\", or hex = \"...\" instead")
-    return Arg("in", size=size, data=pattern(size, seed) if fill == "pattern" else bytes(size))
+        if len(data) > limit:
+            raise InputError(f"{where} (kind {kind}): hex holds {len(data)} bytes; at most {limit}")
+    else:
+        if "bytes" not in a and kind == "struct":
+            raise InputError(f"{where} (kind struct): bytes: give the struct's bytes (hex = \"...\", or bytes = N and fill)")
+        size = _int(f"{where}: bytes", a.get("bytes"), 1, limit)
+        fill = a.get("fill", "pattern")
+        if fill not in ("pattern", "zero"):
+            raise InputError(
+                f"{where}: fill {fill!r}: give \"pattern\" (seeded), \"zero\", or hex = \"...\" instead"
+            )
+        data = pattern(size, seed) if fill == "pattern" else bytes(size)
+    if kind != "struct":
+        return Arg(kind, size=len(data), data=data)
+    align = a.get("align")
+    if isinstance(align, bool) or align not in (4, 8):
+        raise InputError(
+            f"{where} (kind struct): align {align!r}: give 4 or 8 (8 when the struct holds a 64-bit integer or "
+            f"a double)"
+        )
+    if len(data) % align:
+        raise InputError(
+            f"{where} (kind struct): bytes: {len(data)} is not a multiple of align {align} (a C struct's size "
+            f"is; give its padding bytes too)"
+        )
+    return Arg("struct", size=len(data), data=data, align=align)
+
+
+def layout(args: list[Arg], hard: bool, where: str = "--harness") -> tuple[list[str], int]:
+    """Where the AAPCS puts each argument of the entry (the Procedure Call Standard for the Arm
+    Architecture, parameter passing stages B and C), and the stack bytes they take: ("r0", "r2:r3",
+    "s1", "d0", "r2-r3+stack+0..7", "stack+8", ...). `hard`: the VFP variant (the compiler defines
+    __ARM_PCS_VFP for the core's flags); float and double go in s0-s15/d0-d7, a float back-filling a
+    single register a double skipped; once one goes to the stack, no later float or double takes a
+    VFP register. Otherwise they are core-register words like integers. Core registers: a
+    double-word aligned argument starts at an even register (NCRN rounded up); one that does not fit
+    goes to the stack (NSAA, rounded up to its alignment) and no later argument takes a core
+    register; a struct is split between the last core registers and the stack when nothing is on the
+    stack yet. InputError naming the argument past the harness's MAX_STACK stack bytes."""
+    ncrn, nsaa, free = 0, 0, [True] * 16
+    out: list[str] = []
+    for i, a in enumerate(args, 1):
+        if hard and a.kind in ("float", "double"):
+            n = 1 if a.kind == "float" else 2
+            k = next((j for j in range(0, 16, n) if all(free[j : j + n])), None)
+            if k is not None:
+                free[k : k + n] = [False] * n
+                out.append(f"s{k}" if n == 1 else f"d{k // 2}")
+                continue
+            free = [False] * 16  # C.2: every unallocated VFP register is now unavailable
+            nsaa = -(-nsaa // a.align) * a.align
+            out.append(f"stack+{nsaa}")
+            nsaa += 4 * n
+        else:
+            words = a.words()
+            if a.align == 8 and ncrn % 2:
+                ncrn += 1  # C.3
+            if ncrn + words <= 4:  # C.4
+                out.append(f"r{ncrn}" if words == 1 else f"r{ncrn}:r{ncrn + 1}" if words == 2 else f"r{ncrn}-r{ncrn + words - 1}")
+                ncrn += words
+                continue
+            if a.kind == "struct" and ncrn < 4 and nsaa == 0:  # C.5: split
+                rest = 4 * (words - (4 - ncrn))
+                out.append(f"r{ncrn}-r3+stack+0..{rest - 1}" if ncrn < 3 else f"r3+stack+0..{rest - 1}")
+                ncrn, nsaa = 4, rest
+            else:
+                ncrn = 4  # C.6: no later argument back-fills a core register
+                nsaa = -(-nsaa // a.align) * a.align  # C.7
+                out.append(f"stack+{nsaa}")
+                nsaa += 4 * words
+        if nsaa > MAX_STACK:
+            raise InputError(
+                f"{where}: arg {i} (kind {a.kind}): too many argument words: by this one the arguments take "
+                f"{nsaa} bytes of stack ({'hard' if hard else 'soft'}-float ABI); the harness passes at most {MAX_STACK}"
+            )
+    return out, nsaa
 
 
 def check_sources(value: str | Iterable[str]) -> list[Path]:

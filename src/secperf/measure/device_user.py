@@ -36,7 +36,7 @@ from ..core.errors import InputError, MeasurementError
 from ..core.native import shipped_sources
 from ..core.result_schema import DeviceCryptoDerived, DeviceTime, Series
 from ..inputs.core_profiles import Core
-from ..inputs.user_code import Harness, check_entry, check_name, check_sources, load_harness, pattern
+from ..inputs.user_code import Harness, check_entry, check_name, check_sources, layout, load_harness, pattern
 from ..lab import registry
 from . import build_stage
 from . import device_attrib as A
@@ -64,6 +64,7 @@ __all__ = [
     "Harness",
     "UserBuild",
     "build_user",
+    "call_stub",
     "check_entry",
     "check_name",
     "check_sources",
@@ -98,6 +99,8 @@ class UserBuild:
     sources: list[dict[str, Any]]
     footprint: dict[str, Any]
     entry_bytes: int | None
+    float_abi: str = "soft"  # "hard" when the core's flags select the AAPCS VFP variant (__ARM_PCS_VFP)
+    placement: tuple[str, ...] = ()  # where each argument goes (inputs.user_code.layout)
 
 
 def target_flags(target: str) -> str:
@@ -160,6 +163,45 @@ def ensure_plugins(src: Path) -> tuple[Path, Path]:
     return plugin, limiter
 
 
+RET_TYPES = {"u32": "uint32_t", "i32": "int32_t", "u64": "uint64_t", "i64": "int64_t", "void": "void"}
+
+
+def call_stub(entry: str, h: Harness) -> str:
+    """C of the harness's call site, generated for the entry's argument types (harness.c calls it for
+    the empty function and the entry alike): compiled with the core's flags, the compiler places
+    every argument as the core's ABI says (core registers, VFP registers, stack), as a caller of the
+    user's function built for that core would. Each argument's bytes come from the harness's cell
+    for it (a buffer's cell holds its address)."""
+    structs = "".join(
+        f"struct sp_user_s{i} {{ uint{8 * a.align}_t w[{a.size // a.align}]; }};\n"
+        for i, a in enumerate(h.args)
+        if a.kind == "struct"
+    )
+    params = ", ".join(a.ctype(i) for i, a in enumerate(h.args)) or "void"
+    values = ", ".join(f"*(const {a.ctype(i)} *)sp_user_cells[{i}]" for i, a in enumerate(h.args))
+    ret = RET_TYPES[h.returns]
+    call = f"f({values});" if ret == "void" else f"r = (uint64_t)({ret})f({values});"
+    return (
+        "#include <stdint.h>\n#include \"marker.h\"\n"
+        "extern uint64_t sp_user_cells[][16];\n"
+        f"{structs}typedef {ret} (*sp_user_fn)({params});\n"
+        f"extern void {entry}(void);\nvoid *const sp_user_entry = (void *){entry};\n"
+        "__attribute__((noinline)) uint64_t sp_user_call(void *fn, unsigned id)\n{\n"
+        "    sp_user_fn f = (sp_user_fn)fn;\n    uint64_t r = 0;\n"
+        f"    sp_mark(SP_MARK_OP_BEGIN, id);\n    {call}\n    sp_mark(SP_MARK_OP_END, id);\n"
+        "    return r;\n}\n"
+    )
+
+
+def float_abi(cc: str, flags: list[str], work: Path) -> str:
+    """The float ABI the core's flags select, from the compiler itself: "hard" when it defines
+    __ARM_PCS_VFP (floats in VFP registers), else "soft" (core registers)."""
+    p = _compile(cc, [*flags, "-dM", "-E", "-x", "c", "/dev/null"], "reading the compiler's float ABI", work)
+    if p.returncode != 0:
+        raise DeviceSetupError(f"the compiler does not take the core's flags: {_trim(p.stderr)}")
+    return "hard" if re.search(r"^#define __ARM_PCS_VFP 1$", p.stdout, re.M) else "soft"
+
+
 def _trim(text: str, limit: int = 1500) -> str:
     """The compiler's or linker's words, the first lines that matter (no absolute build paths)."""
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
@@ -189,6 +231,8 @@ def build_user(sources: list[Path], entry: str, target: str, h: Harness, work: P
     src = harness_dir()
     plugin, limiter = ensure_plugins(src)
     flags = target_flags(target).split()
+    abi = float_abi(cc, flags, work)
+    placement, _ = layout(h.args, abi == "hard", f"--harness {h.path}")  # InputError: past the stack bound
     strip_attrs = target not in ("armhf",) and not newlib  # M code linked with the A-profile glibc
     cflags = ["-g0", "-ffunction-sections", "-fdata-sections", *flags]
     objs: list[Path] = []
@@ -205,7 +249,7 @@ def build_user(sources: list[Path], entry: str, target: str, h: Harness, work: P
             )
         objs.append(o)
         shown.append({"file": s.name, "sha256": hashlib.sha256(s.read_bytes()).hexdigest()})
-    (work / "sp_user_stub.c").write_text(f"extern void {entry}(void);\nvoid *const sp_user_entry = (void *){entry};\n")
+    (work / "sp_user_stub.c").write_text(call_stub(entry, h))
     own = [src / "user" / "harness.c", src / "marker.c", src / "stackpaint.c", work / "sp_user_stub.c"]
     if newlib:
         own.append(src / "m0" / "sys.c")
@@ -219,6 +263,7 @@ def build_user(sources: list[Path], entry: str, target: str, h: Harness, work: P
                 "-O2",
                 "-std=gnu11",
                 "-D_GNU_SOURCE",
+                "-fno-strict-aliasing",  # the stub reads each argument's cell as its type
                 "-w",
                 f"-I{src}",
                 f"-I{src / 'm0' / 'include'}" if newlib else f"-I{src}",
@@ -275,6 +320,8 @@ def build_user(sources: list[Path], entry: str, target: str, h: Harness, work: P
         sources=shown,
         footprint=fp,
         entry_bytes=int(m.group(1)) or None,
+        float_abi=abi,
+        placement=tuple(placement),
     )
 
 
@@ -303,7 +350,7 @@ def run_user(
         f"calls {h.calls}\nwarmup {h.warmup}\nempty {EMPTY_CALLS}\n" + "".join(a.plan_line() + "\n" for a in h.args)
     )
     data = work / "data.bin"
-    data.write_bytes(b"".join(a.data for a in h.args if a.kind == "in"))
+    data.write_bytes(b"".join(a.data for a in h.args if a.kind not in ("out", "int")))
     ev = work / "events.txt"
     timing = f",timing={T.write_params(dev, b.binary, work / 'timing.txt')}" if timed and dev.timing else ""
     argv = [
@@ -364,6 +411,16 @@ def run_user(
     return lines, events, ""
 
 
+def _ret(line: dict[str, Any], returns: str) -> int | None:
+    """The entry's return value from a harness line: r0 ("ret"), with r1 ("ret_hi") for a 64-bit one,
+    signed for i32/i64; None for a void function or a line without it."""
+    if returns == "void" or "ret" not in line:
+        return None
+    v = int(line["ret"]) | (int(line.get("ret_hi", 0)) << 32 if returns in ("u64", "i64") else 0)
+    bits = 64 if returns in ("u64", "i64") else 32
+    return v - (1 << bits) if returns in ("i32", "i64") and v >> (bits - 1) else v
+
+
 CallRow = tuple[int, tuple[float, ...] | None, dict[str, int] | None]  # instructions, cycles, classes
 
 
@@ -389,7 +446,9 @@ def new_series(device: str, b: UserBuild, entry: str, op: str, h: Harness, run_c
             "entry": entry,
             "sources": b.sources,
             "harness": h.path,
-            "arguments": h.describe(),
+            "arguments": h.describe(list(b.placement)),
+            "float_abi": b.float_abi,
+            "returns": h.returns,
             "qemu_cpu": run_cpu,
             "build_target": b.target,
             "config": h.opt,
@@ -436,7 +495,7 @@ def measure_user(
     base_i = min(c for c, _, _ in empty)
     empty_cyc = [e[1] for e in empty if e[1] is not None]  # all of them, or none (the timing model off)
     base_c = tuple(min(x[k] for x in empty_cyc) for k in range(3)) if empty[0][1] else None
-    ret = {x["call"]: x for x in lines if "call" in x}
+    ret = {x["call"]: _ret(x, h.returns) for x in lines if "call" in x}
     for i, (c, cyc, _) in enumerate(calls):
         phase = "cold" if i == 0 else "warm" if i > h.warmup else "warmup"
         s.samples.append(
@@ -444,7 +503,7 @@ def measure_user(
                 "i": i,
                 "instructions": c - base_i + 1,
                 "phase": phase,
-                "ret": ret.get(i, {}).get("ret"),
+                "ret": ret.get(i),
                 **({"cycles": [cyc[k] - base_c[k] for k in range(3)]} if cyc and base_c else {}),
             }
         )
@@ -469,7 +528,7 @@ def measure_user(
         },
         footprint=b.footprint,
         entry_bytes=b.entry_bytes,
-        check={"ret": done.get("ret"), "outputs": done.get("outputs", [])},
+        check={"ret": _ret(done, h.returns), "outputs": done.get("outputs", [])},
         harness={
             "instructions": base_i,
             "stack_bytes": empty_line.get("stack_bytes"),
