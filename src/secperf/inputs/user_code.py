@@ -11,18 +11,42 @@ The harness (a TOML file, `--harness`; every field optional):
     seed = 1            # seed of the input buffers' pattern
     time_limit_s = 120  # the whole emulated run; past it the run is stopped and named
     instruction_limit = 2000000000  # instructions of the whole guest process; past it, stopped and named
+    returns = "u32"     # the entry's return type: u32, i32, u64, i64 (r0:r1, recorded whole) or void
     [build]
     opt = "-O2"         # the user's objects' optimisation (-O0..-O3, -Os, -Oz, -Og)
     cflags = ["-DFAST"] # more flags: -D, -U, -I, -std=, -f, -W only
-    [[arg]]             # the entry's arguments in order, each one 32-bit word (AAPCS r0-r3, stack)
-    kind = "in"         # an input buffer: `bytes` long, `fill` "pattern" (seeded) or "zero", or `hex`
-    bytes = 256
+    [[arg]]             # the entry's arguments in order (up to 12)
+    kind = "in"         # an input buffer (its address): `bytes` long, `fill` "pattern" (seeded) or
+    bytes = 256         #   "zero", or `hex`; restored before every call
     [[arg]]
-    kind = "int"        # a word: `value` (0..2^32-1, or a negative int32)
+    kind = "inout"      # the same, for a buffer the function changes: shown after the last call
+    hex = "00ff"
+    [[arg]]
+    kind = "out"        # an output buffer of `bytes`, zeroed before every call, shown after the last
+    bytes = 4
+    [[arg]]
+    kind = "int"        # a 32-bit word: `value` (0..2^32-1, or a negative int32)
     value = 256
     [[arg]]
-    kind = "out"        # an output buffer of `bytes`, zeroed before every call
-    bytes = 4
+    kind = "u64"        # a 64-bit integer `value`: "u64" 0..2^64-1, "i64" -2^63..2^63-1
+    value = 1000
+    [[arg]]
+    kind = "double"     # a finite `value`: "double" (64-bit) or "float" (32-bit, in range)
+    value = 0.5
+    [[arg]]
+    kind = "struct"     # a struct by value: its bytes as they lie in memory (`hex`, or `bytes` and
+    hex = "0100000000000000020000000000000f"  # `fill`), padding included, at most 128, a multiple
+    align = 8           #   of `align`: 4, or 8 when it holds a 64-bit integer or a double
+
+Where each argument goes is the AAPCS's rule for the core (layout() below; the row's `arguments`
+label shows it, e.g. "u64 1000 @r2:r3"), with the float ABI the core's compiler flags select (hard:
+Cortex-M4F, M33 and the A-profile builds; soft: Cortex-M0+): 32-bit words (buffers' addresses,
+int, a soft-float float) in r0-r3 then on the stack; 64-bit ones (i64, u64, a soft-float double) in
+an even/odd pair (r0:r1 or r2:r3) or an 8-byte aligned stack slot; a struct in the next core
+registers, split between r3 and the stack when the stack is still empty, an 8-byte aligned one
+starting at an even register; once an argument goes to the stack no later one takes a core register.
+Hard float: a float in the lowest free s0-s15 (back-filling one a double skipped), a double in the
+lowest free d0-d7, then the stack. The arguments take at most 256 stack bytes (MAX_STACK).
 """
 
 from __future__ import annotations
@@ -75,6 +99,7 @@ class Arg:
     value: int | float = 0  # the number (int, i64, u64, float, double)
     data: bytes = b""  # an input buffer's contents; a by-value argument's bytes, little end first
     align: int = 4  # bytes: a struct's given alignment; 8 for i64, u64 and double
+    members: str | None = None  # a struct of floats only ("float") or doubles only ("double")
 
     def plan_line(self) -> str:
         if self.kind == "int":
@@ -84,6 +109,15 @@ class Arg:
     def words(self) -> int:
         """4-byte words the argument takes in core registers or on the stack (soft-float ABI for floats)."""
         return {"i64": 2, "u64": 2, "double": 2, "struct": self.size // 4}.get(self.kind, 1)
+
+    def vfp(self) -> tuple[int, int] | None:
+        """(single registers per member, members) when the hard-float ABI passes it in VFP registers
+        (a VFP CPRC): a float, a double, a struct of 1-4 floats or of 1-4 doubles (a homogeneous aggregate)."""
+        if self.kind in ("float", "double"):
+            return (1 if self.kind == "float" else 2, 1)
+        if self.members is not None and self.size // (4 if self.members == "float" else 8) <= 4:
+            return (1 if self.members == "float" else 2, self.size // (4 if self.members == "float" else 8))
+        return None
 
     def ctype(self, i: int) -> str:
         """The argument's C type in the harness's generated call (a struct: sp_user_sI, words of its
@@ -98,7 +132,7 @@ class Arg:
         if self.kind in BUFFERS:
             return f"{self.kind}[{self.size}]"
         if self.kind == "struct":
-            return f"struct[{self.size}]/{self.align}"
+            return f"struct[{self.size}]/{self.align}" + (f" of {self.members}s" if self.members else "")
         return f"{self.kind} {self.value}"
 
 
@@ -116,7 +150,7 @@ class Harness:
     path: str | None = None
 
     def describe(self, placement: list[str] | None = None) -> str:
-        """"(in[256], u64 5, double 1.5)"; with a placement, where each goes ("u64 5 @r2:r3")."""
+        """The arguments, e.g. (in[256], u64 5, double 1.5); with a placement, where each goes (u64 5 @r2:r3)."""
         shown = [a.show() + (f" @{placement[i]}" if placement else "") for i, a in enumerate(self.args)]
         return f"({', '.join(shown)})"
 
@@ -179,7 +213,9 @@ def load_harness(path: str | None) -> Harness:
     )
     h.returns = run.get("returns", h.returns)
     if h.returns not in RETURNS:
-        raise InputError(f"{where}: run.returns {h.returns!r}: give one of {', '.join(RETURNS)} (the entry's return type)")
+        raise InputError(
+            f"{where}: run.returns {h.returns!r}: give one of {', '.join(RETURNS)} (the entry's return type)"
+        )
     h.opt = build.get("opt", h.opt)
     if h.opt not in OPTS:
         raise InputError(f"{where}: build.opt {h.opt!r}: give one of {', '.join(OPTS)}")
@@ -210,7 +246,7 @@ KEYS = {
     "u64": {"kind", "value"},
     "float": {"kind", "value"},
     "double": {"kind", "value"},
-    "struct": {"kind", "bytes", "fill", "hex", "align"},
+    "struct": {"kind", "bytes", "fill", "hex", "align", "members", "values"},
 }
 
 
@@ -247,7 +283,29 @@ def _arg(where: str, a: object, seed: int) -> Arg:
     if kind == "out":
         return Arg("out", size=_int(f"{where}: bytes", a.get("bytes"), 1, MAX_BUFFER))
     limit = MAX_STRUCT if kind == "struct" else MAX_BUFFER
-    if "hex" in a:
+    members = a.get("members")
+    if kind == "struct" and members not in (None, "float", "double"):
+        raise InputError(
+            f"{where} (kind struct): members {members!r}: give \"float\" or \"double\" (a struct of floats only "
+            f"or doubles only), or leave it out"
+        )
+    if "values" in a:
+        if members is None or {"hex", "bytes", "fill"} & set(a):
+            raise InputError(f"{where} (kind struct): values: give them with members, instead of hex, bytes and fill")
+        vals = a["values"]
+        fmt = "<f" if members == "float" else "<d"
+        if not isinstance(vals, list) or not 1 <= len(vals) <= limit // struct.calcsize(fmt):
+            raise InputError(
+                f"{where} (kind struct): values: give a list of 1..{limit // struct.calcsize(fmt)} numbers"
+            )
+        for v in vals:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise InputError(f"{where} (kind struct): values: {v!r} is not a finite number")
+        try:
+            data = b"".join(struct.pack(fmt, v) for v in vals)
+        except OverflowError:
+            raise InputError(f"{where} (kind struct): values: out of range for a float") from None
+    elif "hex" in a:
         if "fill" in a:
             raise InputError(f"{where}: give either hex or fill, not both")
         try:
@@ -262,17 +320,21 @@ def _arg(where: str, a: object, seed: int) -> Arg:
             raise InputError(f"{where} (kind {kind}): hex holds {len(data)} bytes; at most {limit}")
     else:
         if "bytes" not in a and kind == "struct":
-            raise InputError(f"{where} (kind struct): bytes: give the struct's bytes (hex = \"...\", or bytes = N and fill)")
+            raise InputError(
+                f"{where} (kind struct): bytes: give the struct's bytes (hex = \"...\", or bytes = N and fill)"
+            )
         size = _int(f"{where}: bytes", a.get("bytes"), 1, limit)
         fill = a.get("fill", "pattern")
         if fill not in ("pattern", "zero"):
-            raise InputError(
-                f"{where}: fill {fill!r}: give \"pattern\" (seeded), \"zero\", or hex = \"...\" instead"
-            )
+            raise InputError(f"{where}: fill {fill!r}: give \"pattern\" (seeded), \"zero\", or hex = \"...\" instead")
         data = pattern(size, seed) if fill == "pattern" else bytes(size)
     if kind != "struct":
         return Arg(kind, size=len(data), data=data)
-    align = a.get("align")
+    align = a.get("align", {"float": 4, "double": 8}.get(members or ""))
+    if members is not None and align != (4 if members == "float" else 8):
+        raise InputError(
+            f"{where} (kind struct): align {align!r}: a struct of {members}s is {4 if members == 'float' else 8}-byte aligned"
+        )
     if isinstance(align, bool) or align not in (4, 8):
         raise InputError(
             f"{where} (kind struct): align {align!r}: give 4 or 8 (8 when the struct holds a 64-bit integer or "
@@ -283,7 +345,7 @@ def _arg(where: str, a: object, seed: int) -> Arg:
             f"{where} (kind struct): bytes: {len(data)} is not a multiple of align {align} (a C struct's size "
             f"is; give its padding bytes too)"
         )
-    return Arg("struct", size=len(data), data=data, align=align)
+    return Arg("struct", size=len(data), data=data, align=align, members=members)
 
 
 def layout(args: list[Arg], hard: bool, where: str = "--harness") -> tuple[list[str], int]:
@@ -291,7 +353,8 @@ def layout(args: list[Arg], hard: bool, where: str = "--harness") -> tuple[list[
     Architecture, parameter passing stages B and C), and the stack bytes they take: ("r0", "r2:r3",
     "s1", "d0", "r2-r3+stack+0..7", "stack+8", ...). `hard`: the VFP variant (the compiler defines
     __ARM_PCS_VFP for the core's flags); float and double go in s0-s15/d0-d7, a float back-filling a
-    single register a double skipped; once one goes to the stack, no later float or double takes a
+    single register a double skipped (a struct of 1-4 floats or 1-4 doubles likewise, in consecutive
+    registers); once one goes to the stack, no later float or double takes a
     VFP register. Otherwise they are core-register words like integers. Core registers: a
     double-word aligned argument starts at an even register (NCRN rounded up); one that does not fit
     goes to the stack (NSAA, rounded up to its alignment) and no later argument takes a core
@@ -300,12 +363,15 @@ def layout(args: list[Arg], hard: bool, where: str = "--harness") -> tuple[list[
     ncrn, nsaa, free = 0, 0, [True] * 16
     out: list[str] = []
     for i, a in enumerate(args, 1):
-        if hard and a.kind in ("float", "double"):
-            n = 1 if a.kind == "float" else 2
-            k = next((j for j in range(0, 16, n) if all(free[j : j + n])), None)
+        cprc = a.vfp() if hard else None
+        if cprc is not None:
+            unit, count = cprc
+            n = unit * count  # single registers, the lowest free run starting at a multiple of unit
+            k = next((j for j in range(0, 17 - n, unit) if all(free[j : j + n])), None)
             if k is not None:
                 free[k : k + n] = [False] * n
-                out.append(f"s{k}" if n == 1 else f"d{k // 2}")
+                first, last = (f"s{k}", f"s{k + n - 1}") if unit == 1 else (f"d{k // 2}", f"d{(k + n) // 2 - 1}")
+                out.append(first if count == 1 else f"{first}-{last}")
                 continue
             free = [False] * 16  # C.2: every unallocated VFP register is now unavailable
             nsaa = -(-nsaa // a.align) * a.align
@@ -316,7 +382,13 @@ def layout(args: list[Arg], hard: bool, where: str = "--harness") -> tuple[list[
             if a.align == 8 and ncrn % 2:
                 ncrn += 1  # C.3
             if ncrn + words <= 4:  # C.4
-                out.append(f"r{ncrn}" if words == 1 else f"r{ncrn}:r{ncrn + 1}" if words == 2 else f"r{ncrn}-r{ncrn + words - 1}")
+                out.append(
+                    f"r{ncrn}"
+                    if words == 1
+                    else f"r{ncrn}:r{ncrn + 1}"
+                    if words == 2
+                    else f"r{ncrn}-r{ncrn + words - 1}"
+                )
                 ncrn += words
                 continue
             if a.kind == "struct" and ncrn < 4 and nsaa == 0:  # C.5: split

@@ -173,7 +173,7 @@ def call_stub(entry: str, h: Harness) -> str:
     user's function built for that core would. Each argument's bytes come from the harness's cell
     for it (a buffer's cell holds its address)."""
     structs = "".join(
-        f"struct sp_user_s{i} {{ uint{8 * a.align}_t w[{a.size // a.align}]; }};\n"
+        f"struct sp_user_s{i} {{ {a.members or f'uint{8 * a.align}_t'} w[{a.size // a.align}]; }};\n"
         for i, a in enumerate(h.args)
         if a.kind == "struct"
     )
