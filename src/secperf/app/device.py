@@ -12,7 +12,9 @@ from ..core.errors import InputError
 from ..inputs.core_profiles import Core
 from ..inputs.defaults import DEVICE_BUILD_DEFAULTS, DEVICE_DEFAULTS
 from ..inputs.devices import core, cores, resolve_core
+from ..lab.services import ServiceError
 from ..measure import device as D
+from ..measure import device_dtls as DT
 from ..measure import device_user as U
 from ..measure import edhoc_device as E
 from ..measure import quic_device as QD
@@ -104,18 +106,28 @@ def handshake_phase(opts: HandshakeOptions, dev: Core | None = None) -> tuple[Ph
         "libraries": {s if c is None else f"{s}[{c}]": b.library for (s, c), b in builds.items()},
     }
 
+    if any(DT.needs_pair(c) for c in configs):  # the DTLS 1.3 / CID peer: built before anything runs, as the clients
+        DT.ensure_peer()
+
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         servers: dict[tuple[str, str, str, bool], D.Server] = {}
+        down: dict[tuple[str, str, str, bool], str] = {}  # a shared peer that did not start: why
         try:
             for i, cfg in enumerate(items):
                 progress("start", cfg, i, len(items), None)
+                build = builds[(cfg.stack, cfg.build_config)]
                 sk = (cfg.server_cert, cfg.client_cert, "dtls" if cfg.dtls else "tls", cfg.dtls and cfg.mode == "psk")
-                if sk not in servers:
-                    servers[sk] = D.Server(*sk).__enter__()
-                for s in D.measure_config(
-                    cfg, opts.n, opts.warmup, builds[(cfg.stack, cfg.build_config)], servers[sk], timed=opts.timing
-                ):
-                    doc.series.append(s)
+                if sk not in servers and sk not in down and not DT.needs_pair(cfg):  # pair rows start their own
+                    srv = D.Server(*sk)
+                    try:
+                        servers[sk] = srv.__enter__()
+                    except ServiceError as exc:  # its configurations fail with the reason; the others go on
+                        srv.__exit__(None, None, None)
+                        down[sk] = str(exc)
+                if sk in down and not DT.needs_pair(cfg):
+                    doc.series += D.failed_config(cfg, build, down[sk], warmup=opts.warmup)
+                else:
+                    doc.series += D.measure_config(cfg, opts.n, opts.warmup, build, servers.get(sk), timed=opts.timing)
                 run.save(doc)
                 progress("done", cfg, i, len(items), None)
         finally:

@@ -32,10 +32,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..core import result as R
-from ..core.errors import InputError, MeasurementError, ResultError
+from ..core.errors import InputError, ResultError
 from ..core.result_schema import DeviceDerived, DeviceTime, Series, problem
 from ..inputs.core_profiles import Core
 from ..lab import registry
+from ..lab.services import ServiceError
 from . import device_attrib as A
 from . import device_dtls as DT
 from . import device_timing as T
@@ -60,6 +61,7 @@ from .device_plan import (
     target_for,
 )
 from .device_server import Server
+from .device_timing import GuestTimeout  # defined beside the timing kernels' run, which raises it too
 
 # what a row is asked (measure/device_plan.py), its host peer (device_server.py) and the primitives
 # (device_crypto.py) stay importable from here, as callers import them
@@ -169,11 +171,6 @@ def check_offers(cfg: Config, build: Build) -> None:
         raise InputError(f"--mode {cfg.mode}: {what} offers {', '.join(off.get('modes', ()))}")
     if cfg.client_cert != "none" and not off.get("mtls"):
         raise InputError(f"--client-cert {cfg.client_cert}: {what} has no client certificates")
-
-
-class GuestTimeout(MeasurementError):
-    """The emulated client did not finish its handshakes within its limit (it was stopped): the
-    configuration's series fail with this reason and the run goes on."""
 
 
 def run_client(
@@ -447,13 +444,22 @@ def measure_config(
         if DT.needs_pair(cfg)
         else server
         or Server(cfg.server_cert, cfg.client_cert, "dtls" if cfg.dtls else "tls", cfg.dtls and cfg.mode == "psk")
-    ).__enter__()
+    )
+    if own:
+        try:
+            srv.__enter__()
+        except (DT.DtlsPeerError, ServiceError) as exc:  # a peer that does not start fails this configuration only
+            srv.__exit__(None, None, None)
+            return failed_config(cfg, build, str(exc), srv, warmup)
     stopped: list[str] = []
     try:
         conns, events, _ = run_client(build, dev, cfg, srv.port, srv.certs.ca, total_n, server=srv, timed=timed)
     except GuestTimeout as exc:  # a failed configuration with its reason; the other configurations go on
         conns, events, stopped = [], [], [str(exc)]
     finally:
+        # a peer that died during the row is its failure too (its exit status and its own words)
+        gone = srv.died() if isinstance(srv, DT.PairServer) else None
+        stopped += [gone] if gone else []
         if own:
             srv.__exit__(None, None, None)
     by = {c["conn"]: c for c in conns}
@@ -494,6 +500,10 @@ def measure_config(
         make_series(cfg, dev, build, "cold", cold, by, failures if not cold else [], timings),
         make_series(cfg, dev, build, "warm", warm, by, failures, timings),
     ]
+    return _finish(out, cfg, build, srv, warmup)
+
+
+def _finish(out: list[Series], cfg: Config, build: Build, srv: object, warmup: int) -> list[Series]:
     for s in out:
         s.labels.update(DT.labels(cfg, srv))  # the peer, the connection ID
         s.labels["warmup_handshakes"] = warmup
@@ -503,6 +513,13 @@ def measure_config(
         if build.footprint and s.status != "failed":
             s.derived_as(DeviceDerived).footprint = build.footprint
     return out
+
+
+def failed_config(cfg: Config, build: Build, reason: str, server: object = None, warmup: int = 0) -> list[Series]:
+    """The cold and warm series of a configuration that could not run (its host peer did not start):
+    failed, with the reason, labelled as a measured row would be; nothing of the guest ran."""
+    out = [make_series(cfg, cfg.core, build, phase, [], {}, [reason]) for phase in ("cold", "warm")]
+    return _finish(out, cfg, build, server, warmup)
 
 
 # --- primitives ---------------------------------------------------------------------------------

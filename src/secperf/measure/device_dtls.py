@@ -50,12 +50,13 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import InputError, SetupError
+from ..core.errors import InputError, MeasurementError
 from ..core.paths import private_dir, write_private
 from ..lab import registry
 from ..lab.pki import LabPKI
 from ..lab.processes import first_line
 from ..lab.services import ProbeServer
+from .device_sources import DeviceSetupError
 from .dtls13 import SERVER_READY_S, WOLFSSL_CMAKE, DtlsSetupError, ensure_tool, library_version
 
 if TYPE_CHECKING:
@@ -183,6 +184,7 @@ class PairServer:
         self.proc: subprocess.Popen[str] | None = None
         self.port = 0
         self.library = "wolfSSL"
+        self.errors: list[str] = []  # its stderr's first lines once stopped
 
     def argv(self, exe: Path) -> list[str]:
         cfg = self.cfg
@@ -214,40 +216,89 @@ class PairServer:
         return out
 
     def __enter__(self) -> PairServer:
+        """Start the server (the pair is built first if it is not: DtlsPeerBuildError). A server that
+        cannot be spawned, exits, or prints no ready line within its limit is stopped and raises
+        DtlsPeerError with its own words: that configuration fails, the run goes on."""
         try:
-            exe = ensure_tool()
-        except DtlsSetupError as exc:
-            self._tmp.cleanup()
-            raise DtlsPeerError(f"the DTLS 1.3 / CID peer cannot be built: {exc}") from None
-        self.library = library_version(exe)
-        self.proc = registry.spawn(
-            self.argv(exe),
-            "DTLS server (wolfSSL, device peer)",
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        proc = self.proc
+            exe = ensure_peer()
+            self.library = library_version(exe)
+            self.proc = proc = registry.spawn(
+                self.argv(exe),
+                "DTLS server (wolfSSL, device peer)",
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
+        except OSError as exc:  # the pair's executable cannot be run (gone, not executable)
+            self.__exit__(None, None, None)
+            raise DtlsPeerError(f"{self.name} did not start: {exc.strerror or exc}") from None
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
         line, limit = first_line(proc, SERVER_READY_S)  # a server that hangs is an error, not a wait
         try:
             self.port = int(json.loads(line)["ready"])
         except (ValueError, KeyError, TypeError):
-            err = proc.stderr.read() if proc.stderr and proc.poll() is not None else ""
-            self.__exit__(None, None, None)
-            why = err.strip() or line.strip() or f"no ready line within {limit:g} s"
-            raise DtlsPeerError(f"the wolfSSL DTLS server did not start: {why}") from None
+            status = proc.poll()
+            self.__exit__(None, None, None)  # stopped with all it started; its stderr read
+            said = _first_error("\n".join(self.errors) or line)
+            if status is None:  # still running at the limit (stopped now)
+                why = f"no ready line within {limit:g} s" + (f" ({said})" if said else "")
+            else:
+                why = f"{said} ({_status(status)})" if said else _status(status)
+            raise DtlsPeerError(f"{self.name} did not start: {why}") from None
         return self
+
+    def died(self) -> str | None:
+        """Why the server is gone while it should still serve (its exit status and first stderr line),
+        or None while it runs: read before __exit__ stops it."""
+        if self.proc is None or self.proc.poll() is None:
+            return None
+        said = _first_error(self.proc.stderr.read() if self.proc.stderr else "")
+        return f"{self.name} exited during the run ({_status(self.proc.returncode)})" + (f": {said}" if said else "")
 
     def __exit__(self, *exc: object) -> None:
         try:
             if self.proc is not None:
-                self.proc.kill()
+                registry.kill_tree(self.proc, reap=False)  # it and its process group
                 self.proc.wait()
                 registry.forget(self.proc)
-                self.errors = (self.proc.stderr.read() if self.proc.stderr else "").strip().splitlines()[-5:]
+                err = self.proc.stderr.read() if self.proc.stderr and not self.proc.stderr.closed else ""
+                self.errors = [ln.strip() for ln in err.splitlines() if ln.strip()][:5]
+                if self.proc.stderr is not None:  # its stdout is the ready-line reader's (lab/processes)
+                    self.proc.stderr.close()
+                self.proc = None
         finally:
             self._tmp.cleanup()
+
+
+def _status(code: int) -> str:
+    return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+
+
+def _first_error(text: str) -> str:
+    """A peer's first non-empty stderr line (its own words), cut to a reason's length."""
+    return next((ln.strip()[:300] for ln in text.splitlines() if ln.strip()), "")
+
+
+def ensure_peer() -> Path:
+    """The DTLS 1.3 / CID peer's executable, built now if it is not (measure/dtls13.ensure_tool).
+
+    Decision -- a peer that cannot be BUILT is a build failure of the run, not a failed series: the
+    device handshake command builds every guest client (measure/device_build.ensure_built), the QUIC
+    client (quic_device_build.ensure_built) and the EDHOC initiator (edhoc_device_build.build) before
+    anything runs, and a build that fails there is a DeviceSetupError (exit 1, nothing measured,
+    naming what is missing). The peer is a build the run needs like them, found missing by the same
+    kind of cause (no wolfSSL 5.9 sources, no compiler, a build past its limit): it is built in the
+    same place (app/device.py, before the first configuration) and fails the same way,
+    DtlsPeerBuildError (a DeviceSetupError). A peer that was built but does not START (exits, is
+    killed, passes its start limit) or dies during a configuration is that configuration's failed
+    series with the peer's own words (DtlsPeerError), and the other configurations go on."""
+    try:
+        return ensure_tool()
+    except DtlsSetupError as exc:
+        raise DtlsPeerBuildError(f"the DTLS 1.3 / CID peer ({PairServer.name}) cannot be built: {exc}") from None
 
 
 PSK_PEER = "secperf-probe DTLS server (OpenSSL, host, loopback)"
@@ -307,5 +358,12 @@ def labels(cfg: Config, server: object) -> dict[str, Any]:
     return out
 
 
-class DtlsPeerError(SetupError):
-    """The host DTLS peer a DTLS 1.3 or CID row needs cannot run here (its build, its start)."""
+class DtlsPeerError(MeasurementError):
+    """The host DTLS peer of a DTLS 1.3 or CID row did not start (it exited, was killed or passed its
+    start limit) or died during the row: measure/device.measure_config makes that configuration's
+    series failed with this reason, and the run goes on."""
+
+
+class DtlsPeerBuildError(DeviceSetupError):
+    """The host DTLS peer cannot be built here: a build failure of the run, as a guest client's
+    (ensure_peer says why)."""

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..core.errors import MeasurementError
 from ..inputs.core_profiles import COST_NAMES, GEOMETRY_NAMES, MEMORY_COSTS, OPTIONAL_COSTS, Core, DeviceError
+from ..lab import registry
 from .device_build import _run, qemu_plugin_include, shared_decls_dir, sources_dir, tool
 
 SETS = ("low", "point", "high")
@@ -233,6 +234,14 @@ def model_note(dev: Core) -> dict[str, Any]:
 
 # --- the timing kernels (native/device/kernels): the model's cycles against the documented counts ---
 
+KERNELS_TIMEOUT_S = 60  # the kernels' one guest run (a few thousand instructions), before $SECPERF_LIMIT_SCALE
+
+
+class GuestTimeout(MeasurementError):
+    """An emulated guest (a device client, the timing kernels) did not finish within its limit (it and
+    all it started were stopped): a configuration's series fail with this reason and the run goes on.
+    measure/device.py re-exports it (D.GuestTimeout) for the device runs."""
+
 
 def kernel_dir() -> Path:
     return sources_dir() / "kernels"
@@ -271,12 +280,16 @@ def run_kernels(dev: Core, exe: Path, plugin: Path, work: Path) -> dict[int, tup
 
     params = write_params(dev, exe, work / "kernel-timing.txt")
     ev = work / "kernel-events.txt"
-    p = subprocess.run(
-        ["qemu-arm", "-cpu", "max", "-plugin", f"{plugin},out={ev},timing={params}", str(exe)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    try:  # listed in the run registry: past its limit (after $SECPERF_LIMIT_SCALE) it and all it started are killed
+        p = registry.run(
+            ["qemu-arm", "-cpu", "max", "-plugin", f"{plugin},out={ev},timing={params}", str(exe)],
+            "qemu timing kernels",
+            timeout=KERNELS_TIMEOUT_S,
+            capture_output=True,
+            text=True,
+        )
+    except subprocess.TimeoutExpired as exc:  # registry.ChildTimeout: the emulator is stopped already
+        raise GuestTimeout(f"the timing kernels' guest did not finish within {exc.timeout:g} s") from None
     if p.returncode != 0 or not ev.is_file():
         raise MeasurementError(f"the timing kernels did not run (exit {p.returncode}): {p.stderr.strip()[-400:]}")
     marks: dict[tuple[int, int], Timed] = {}

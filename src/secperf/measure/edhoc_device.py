@@ -253,6 +253,13 @@ def run_guest(
             str(key_file),
             str(n),
         ]
+        try:  # the host's responder first: one that cannot start fails this variant (MeasurementError), no guest runs
+            responder = Responder(keys, VARIANTS[variant])
+        except Exception as exc:  # noqa: BLE001 -- lakers, cbor2 and the key files raise their own types
+            registry.forget_secret(key_file)
+            raise MeasurementError(
+                f"the EDHOC responder (lakers, aiocoap) did not start: {type(exc).__name__}: {exc}"
+            ) from None
         proc = registry.spawn(
             argv,
             "qemu EDHOC initiator",
@@ -262,11 +269,7 @@ def run_guest(
             bufsize=0,
         )
         try:
-            lines = converse(
-                proc,
-                Responder(keys, VARIANTS[variant]),
-                time.monotonic() + (registry.scaled(RUN_TIMEOUT_S + 5 * n) or 0),
-            )
+            lines = converse(proc, responder, time.monotonic() + (registry.scaled(RUN_TIMEOUT_S + 5 * n) or 0))
             if proc.stdin is not None:
                 proc.stdin.close()
             err = proc.stderr.read().decode(errors="replace") if proc.stderr is not None else ""
