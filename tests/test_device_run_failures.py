@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import patch_everywhere, pids_marked, skip
+from conftest import import_or_skip, patch_everywhere, pids_marked, skip
 from secperf.cli import main
 from secperf.core.errors import SetupError
 from secperf.inputs.devices import resolve_core
@@ -24,6 +24,8 @@ from secperf.measure import device as D
 from secperf.measure import device_dtls as DT
 from secperf.measure import device_timing as T
 from secperf.measure import edhoc_device as E
+from secperf.measure import quic_device as QD
+from secperf.measure.quic_device_server import LoopbackServer as QdServer
 
 
 def _build_or_skip(stack, target):
@@ -156,8 +158,9 @@ def test_the_timing_kernels_past_their_limit_are_a_guest_timeout(tmp_path, monke
 
 def test_an_edhoc_responder_that_cannot_start_fails_its_variant_only(tmp_path, monkeypatch):
     """The host's EDHOC responder (lakers) reading key files that are not there: the variant's series
-    fail naming the responder and its error, no guest is started, and the next variant is unaffected
-    by it (measure returns; it does not end the run)."""
+    fail naming the responder and its error (measure returns them: the run goes on) and no guest is
+    left running."""
+    import_or_skip("lakers", "scripts/bootstrap installs the 'protocols' extra")
     try:
         eb = E.build("cortex-m4", stack=E.DEFAULT_STACK)
     except SetupError as exc:
@@ -169,4 +172,30 @@ def test_an_edhoc_responder_that_cannot_start_fails_its_variant_only(tmp_path, m
     for s in series:
         assert s.status == "failed" and not s.samples
         assert any("the EDHOC responder" in f.reason and "FileNotFoundError" in f.reason for f in s.failures)
+    assert not _gone(registry.current().mark)
+
+
+def test_a_quic_server_that_has_stopped_fails_its_configuration_without_a_guest(tmp_path):
+    """The shared aioquic server whose socket is gone (its thread stopped with the error): the next
+    configuration fails at once with the server's words instead of waiting out the guest's limit."""
+    import_or_skip("aioquic", "scripts/bootstrap installs the 'protocols' extra")
+    try:
+        build = QD.ensure_built()
+    except SetupError as exc:
+        skip("needs-bootstrap", f"the QUIC device client cannot be built here (run scripts/bootstrap): {exc}")
+    (cfg,) = QD.plan(resolve_core("cortex-a7-800"), "ngtcp2", "full", "x25519", "aes128gcm", "ecdsa-p256")
+    srv = QdServer(cfg.server_cert).__enter__()
+    try:
+        srv.sock.close()  # the server's socket is gone: its loop stops, saying why
+        end = time.monotonic() + 5
+        while not srv.errors and time.monotonic() < end:
+            time.sleep(0.05)
+        assert srv.errors
+        series = QD.measure_config(cfg, 1, 0, build, srv, timed=False)
+    finally:
+        srv.__exit__(None, None, None)
+    assert [s.labels["phase"] for s in series] == ["cold", "warm"]
+    for s in series:
+        assert s.status == "failed" and not s.samples and s.labels["server"] == QD.SERVER
+        assert [f.reason for f in s.failures] == srv.errors
     assert not _gone(registry.current().mark)

@@ -184,14 +184,21 @@ def _quic_phase(opts: HandshakeOptions, dev: Core) -> tuple[Phase, dict[str, Any
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         servers: dict[str, QD.LoopbackServer] = {}
+        down: dict[str, str] = {}  # a server that did not start: why (its configurations fail, the others go on)
         try:
             for i, cfg in enumerate(items):
                 progress("start", cfg, i, len(items), None)
-                if cfg.server_cert not in servers:
-                    servers[cfg.server_cert] = QD.LoopbackServer(cfg.server_cert).__enter__()
-                doc.series += QD.measure_config(
-                    cfg, opts.n, opts.warmup, build, servers[cfg.server_cert], timed=opts.timing
-                )
+                if cfg.server_cert not in servers and cfg.server_cert not in down:
+                    try:
+                        servers[cfg.server_cert] = QD.LoopbackServer(cfg.server_cert).__enter__()
+                    except OSError as exc:  # its socket, its certificate (ssl.SSLError)
+                        down[cfg.server_cert] = f"{QD.SERVER} did not start: {exc}"
+                if cfg.server_cert in down:
+                    doc.series += QD.failed_config(cfg, build, down[cfg.server_cert], opts.warmup)
+                else:
+                    doc.series += QD.measure_config(
+                        cfg, opts.n, opts.warmup, build, servers[cfg.server_cert], timed=opts.timing
+                    )
                 run.save(doc)
                 progress("done", cfg, i, len(items), None)
         finally:

@@ -73,6 +73,7 @@ __all__ = [
     "QM_RECV",
     "QM_SENT",
     "RUN_TIMEOUT_S",
+    "SERVER",
     "SERVER_CERTS",
     "STACK",
     "SUITES",
@@ -83,6 +84,7 @@ __all__ = [
     "QuicDeviceError",
     "connections",
     "ensure_built",
+    "failed_config",
     "make_series",
     "measure_config",
     "plan",
@@ -98,6 +100,7 @@ GROUPS = ("x25519", "p-256")
 SUITES = ("aes128gcm",)
 SERVER_CERTS = ("ecdsa-p256", "rsa-2048")
 RUN_TIMEOUT_S = 180
+SERVER = "aioquic (host, loopback)"  # the rows' peer (quic_device_server.LoopbackServer)
 QUIC_KIND = "--tls quic (ngtcp2 + GnuTLS)"  # named where a value is unknown for QUIC only
 QM_SENT, QM_RECV, QM_FLIGHT, QM_APP = 0x100, 0x200, 0x300, 0x400
 APP_PART = ("exchange", "request → response")
@@ -293,7 +296,14 @@ def measure_config(
     build = build or ensure_built()
     prime = 0 if cfg.mode == "full" else 1
     own = server is None
-    srv = server or LoopbackServer(cfg.server_cert, cfg.response_bytes).__enter__()
+    if server is None:
+        try:
+            server = LoopbackServer(cfg.server_cert, cfg.response_bytes).__enter__()
+        except OSError as exc:  # its socket, its certificate (ssl.SSLError): this configuration fails, the run goes on
+            return failed_config(cfg, build, f"{SERVER} did not start: {exc}", warmup)
+    srv = server
+    if srv.errors:  # a shared server whose thread has stopped answers no guest: fail now, not at the guest's limit
+        return failed_config(cfg, build, "; ".join(srv.errors), warmup)
     stopped: list[str] = []
     try:
         conns, events = run_client(build, dev, cfg, srv.port, srv.certs.ca, prime + 1 + warmup + n, timed=timed)
@@ -316,6 +326,12 @@ def measure_config(
         make_series(cfg, dev, build, "cold", cold, by, failures if not cold else [], cyc, warmup),
         make_series(cfg, dev, build, "warm", warm, by, failures, cyc, warmup),
     ]
+
+
+def failed_config(cfg: QuicConfig, build: QuicBuild, reason: str, warmup: int = 0) -> list[Series]:
+    """The cold and warm series of a configuration whose host server did not start or has stopped:
+    failed with the reason, labelled as a measured row; no guest ran."""
+    return [make_series(cfg, cfg.core, build, phase, [], {}, [reason], [], warmup) for phase in ("cold", "warm")]
 
 
 def _cycles_of(cyc: list[list[dict[str, Any]]], index: int) -> dict[str, Any] | None:
@@ -360,7 +376,7 @@ def make_series(
         "build": "Debian's armhf packages (ngtcp2 static, GnuTLS shared), client -O2 Thumb-2",
         "config": "debian",
         "config_description": "Debian's armhf packages as they are",
-        "server": "aioquic (host, loopback)",
+        "server": SERVER,
         "alpn": "hq-interop",
         "request_bytes": cfg.request_bytes,
         "response_bytes": cfg.response_bytes,
