@@ -32,7 +32,9 @@ FILES = sorted(DATA.glob("*.json"))
 
 
 def test_every_kind_has_a_fixture():
-    kinds = {s.kind for f in FILES for s in R.load(f).series}
+    # a kind new in this release has its Result written by this release in tests/data/saved_results
+    now = sorted((DATA.parent / "saved_results").glob("*.json"))
+    kinds = {s.kind for f in FILES + now for s in R.load(f).series}
     assert set(DERIVED_BY_KIND) - kinds <= {"jwt"}, "a series kind without a Result written by secperf"
 
 
