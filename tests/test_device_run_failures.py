@@ -199,3 +199,20 @@ def test_a_quic_server_that_has_stopped_fails_its_configuration_without_a_guest(
         assert s.status == "failed" and not s.samples and s.labels["server"] == QD.SERVER
         assert [f.reason for f in s.failures] == srv.errors
     assert not _gone(registry.current().mark)
+
+
+def test_the_signer_commands_past_their_limit_are_failed_samples(tmp_path, monkeypatch):
+    """`openssl dgst -sign` of the local_sw_cmd row, with a limit far below a process start-up
+    (30 s x 0.00001 = 0.3 ms): every sample fails naming the command and the limit, the in-process
+    row beside it is measured, and no openssl is left."""
+    from secperf.lab.pki import LabPKI
+    from secperf.measure import signer as S
+
+    pki = LabPKI().ensure()
+    monkeypatch.setenv(registry.LIMIT_SCALE_ENV, "0.00001")
+    key = {"key_type": "ecdsa-p256", "label": "device"}
+    sw, cmd = S.measure_local("none", key, S.SignerParams(n=2, warmup=0, workdir=tmp_path), pki)
+    assert sw.labels["mode"] == "local_sw" and sw.status == "ok" and len(sw.values_us) == 2
+    assert cmd.labels["mode"] == "local_sw_cmd" and cmd.status == "failed" and not cmd.values_us
+    assert [f.reason for f in cmd.failures] == ["openssl dgst did not finish within 0.0003 s (stopped)"] * 2
+    assert not _gone(str(tmp_path))

@@ -74,6 +74,8 @@ TIMERS = {
 }
 MESSAGE = bytes(range(32))
 
+DGST_TIMEOUT_S = 30  # one `openssl dgst -sign` of the local_sw_cmd rows, before $SECPERF_LIMIT_SCALE
+
 
 class SignerError(InputError):
     pass
@@ -150,11 +152,19 @@ def measure_local(profile: str, key: dict[str, str], p: SignerParams, pki: LabPK
     s = _series(profile, key, "local_sw_cmd")
     msg = (p.workdir or path.parent) / "message.bin"
     msg.write_bytes(MESSAGE)
+    limit = registry.scaled(DGST_TIMEOUT_S)
     for i in range(p.warmup + p.n):
         t0 = time.perf_counter_ns()
-        r = subprocess.run(
-            ["openssl", "dgst", "-sha256", "-sign", str(path), "-out", os.devnull, str(msg)], capture_output=True
-        )
+        try:  # bounded (it inherits the run's mark; not listed in the registry: its write would be timed)
+            r = subprocess.run(
+                ["openssl", "dgst", "-sha256", "-sign", str(path), "-out", os.devnull, str(msg)],
+                capture_output=True,
+                stdin=subprocess.DEVNULL,
+                timeout=limit,
+            )
+        except subprocess.TimeoutExpired:  # killed by subprocess.run: a failed sample, the run goes on
+            R.add_failure(s, f"openssl dgst did not finish within {limit:g} s (stopped)")
+            continue
         t1 = time.perf_counter_ns()
         if r.returncode != 0:
             R.add_failure(s, f"openssl dgst exited {r.returncode}: {r.stderr.decode(errors='replace')[-200:]}")
