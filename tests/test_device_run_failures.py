@@ -9,6 +9,7 @@ real server killed during a row; the timing kernels' emulator with a limit far b
 
 import json
 import os
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -215,4 +216,40 @@ def test_the_signer_commands_past_their_limit_are_failed_samples(tmp_path, monke
     assert sw.labels["mode"] == "local_sw" and sw.status == "ok" and len(sw.values_us) == 2
     assert cmd.labels["mode"] == "local_sw_cmd" and cmd.status == "failed" and not cmd.values_us
     assert [f.reason for f in cmd.failures] == ["openssl dgst did not finish within 0.0003 s (stopped)"] * 2
+    assert not _gone(str(tmp_path))
+
+
+@pytest.mark.slow
+def test_a_shared_s_server_that_does_not_start_fails_its_rows_and_the_pair_rows_are_measured(
+    tmp_path, monkeypatch, capsys
+):
+    """`--tls 1.3,dtls1.3`: the TLS 1.3 row's s_server exits at once (an `openssl` first on PATH that
+    refuses s_server and hands every other command to the real one); that row fails naming s_server,
+    the DTLS 1.3 row (its own wolfSSL peer) is measured, the Result is written."""
+    _build_or_skip("wolfssl59", "cortex-m4")
+    _peer_or_skip()
+    real = shutil.which("openssl")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "openssl"
+    fake.write_text(
+        f'#!/bin/sh\nif [ "$1" = s_server ]; then echo "s_server: bind: Address already in use" >&2; exit 1; fi\n'
+        f'exec {real} "$@"\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    out = tmp_path / "out"
+    args = ["device", "handshake", "--device", "cortex-m4-80", "--stack", "wolfssl59", "--tls", "1.3,dtls1.3"]
+    args += ["--group", "x25519", "--suite", "aes128gcm", "--mode", "full", "--n", "1", "--warmup", "0"]
+    code = main([*args, "--timing", "off", "--out", str(out), "--json"])
+    printed = capsys.readouterr()
+    assert code == 1, printed.err[-2000:]
+    doc = json.loads((out / "latest" / "result.json").read_text())
+    by = {(s["labels"]["tls"], s["labels"]["phase"]): s for s in doc["series"]}
+    assert set(by) == {(t, p) for t in ("1.3", "dtls1.3") for p in ("cold", "warm")}
+    for phase in ("cold", "warm"):
+        failed = by[("1.3", phase)]
+        assert failed["status"] == "failed" and not failed["samples"]
+        assert any(f["reason"].startswith("s_server:") for f in failed["failures"]), failed["failures"]
+        assert by[("dtls1.3", phase)]["status"] == "ok" and by[("dtls1.3", phase)]["samples"]
     assert not _gone(str(tmp_path))
