@@ -155,7 +155,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--harness",
         type=argtypes.path,
         metavar="FILE.toml",
-        help="its arguments (input/output buffers, words), calls and warm-up, build flags, time limit "
+        help="its arguments (buffers; 32- and 64-bit integers, floats, doubles and structs by value, placed as the core's ABI says), calls and warm-up, build flags, time limit "
         "(default: no arguments, 3 calls); docs/how-to/devices.md 'Count your own code'",
     )
     u.add_argument(
