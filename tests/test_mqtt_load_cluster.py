@@ -110,6 +110,15 @@ def test_mqtt_load_on_the_cluster_counts_the_sum_of_the_nodes_and_merges_exactly
                 pct[q] for q in ("p50_ms", "p99_ms", "max_ms")
             ]
         assert ph["broker_cpu_s"] is not None
+    # the series (app/mqtt_load_series): each holds its phase's merged histogram and reads its percentiles
+    series = {s["id"]: s for s in doc["series"]}
+    for ph in m["phases"]:
+        for h in ("connack", "puback"):
+            hist = Histogram.from_pairs(ph[f"{h}_hist_us"])
+            if hist.n:
+                d = series[f"{h} {ph['phase']}"]["derived"]
+                assert Histogram.from_pairs(d["hist_us"]) == hist and d["p99_ms"] == ph[f"{h}_p99_ms"]
+                assert "merged" in d["percentiles_from"]
     by = {ph["phase"]: ph for ph in m["phases"]}
     assert by["ramp"]["connacks"] == n and by["storm"]["connacks"] == n  # every client up, and back
     assert by["hold"]["pubacks"] > 0 and m["capacity_per_s"] > 0
