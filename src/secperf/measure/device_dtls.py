@@ -22,6 +22,9 @@ neither DTLS 1.3 nor connection IDs, so DTLS 1.3 and the CID rows run against th
 server of `secperf connect dtls13` (native/dtls13/dtls_pair.c, built by measure/dtls13.py), which
 asks for a cookie in both versions and answers each request with a response: the client makes the
 application exchange there (it reads DTLS 1.3's session ticket, which arrives after the handshake).
+That server is built before anything runs (a build that fails is a device build failure, `ensure_peer`
+says why); one that does not start, passes its start limit or dies during a row fails that row with
+its own words (exit status, first stderr line) and the run goes on (DtlsPeerError).
 
 Which stacks have what (the builds' `--offers` say it; the table here lets a wrong stack exit 2
 before anything is built): wolfSSL 5.9 (wolfssl59) DTLS 1.2 and 1.3 with CIDs; wolfSSL 5.5 DTLS 1.2

@@ -89,8 +89,10 @@ class Responder:
             salt = bytes(self._res.edhoc_exporter(1, [], 8))
         except Exception as exc:  # noqa: BLE001
             raise MeasurementError(f"the responder refused message_3: {exc}") from None
-        # RFC 9528 Appendix A.1: the responder's OSCORE Sender ID is C_I, its Recipient ID C_R
-        self._ctx = _oscore_context(secret, salt, bytes(self._c_i), C_R)
+        try:  # RFC 9528 Appendix A.1: the responder's OSCORE Sender ID is C_I, its Recipient ID C_R
+            self._ctx = _oscore_context(secret, salt, bytes(self._c_i), C_R)
+        except Exception as exc:  # noqa: BLE001 -- aiocoap's key derivation: a failed handshake, not the run's end
+            raise MeasurementError(f"the responder could not derive the OSCORE context: {exc}") from None
 
     def response(self, request: bytes) -> bytes:
         """The protected response to the guest's protected GET /temp (2.05 Content, REPLY)."""
