@@ -432,3 +432,19 @@ def test_too_many_argument_words_exit_2_before_running(tmp_path):
     h = _file(tmp_path, "big.toml", _toml(['kind = "struct"\nalign = 4\nbytes = 128'] * 3))
     p, _ = _count(tmp_path, "cortex-m4-80", src, "big", h, expect=2)
     assert "arg 3 (kind struct): too many argument words" in p.stderr and h in p.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("device", ["cortex-m4-80", "cortex-m0plus-64"])
+def test_example_with_a_64_bit_length_a_double_and_a_struct(tmp_path, device):
+    """examples/user-code/scaled_sum: its 64-bit return is the host's sum of the seeded input, three
+    rounds, halved, plus the struct's 2^32 bias (a wrong argument returns 0xdead0000 + its number)."""
+    _toolchain_or_skip(newlib="m0" in device)
+    from secperf.inputs.user_code import pattern
+
+    ex = HERE.parent / "examples" / "user-code"
+    _, doc = _count(tmp_path, device, str(ex / "scaled_sum.c"), "scaled_sum", str(ex / "scaled_sum.toml"))
+    (s,) = doc["series"]
+    want = int(sum(pattern(64, 1)) * 3 * 0.5) + 2**32
+    assert s["status"] == "ok" and {x["ret"] for x in s["samples"]} == {want}, s["failures"]
+    assert s["derived"]["instructions_median"] > 3 * 64  # three rounds over 64 bytes
