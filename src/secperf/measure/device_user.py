@@ -3,7 +3,9 @@
 The user's C (.c) and assembly (.S, .s) files are compiled with the core's cross compiler and the
 flags secperf's own library builds use for that target (device_build.TARGETS; ARMv7-A Thumb-2 for
 the A-profile cores), linked statically with secperf's harness (native/device/user/harness.c, the
-marker and the stack painter) and a one-line stub naming the entry function, and run under qemu-arm
+marker and the stack painter) and a generated stub (call_stub: the entry's address and the call
+site, typed for the entry's arguments so that the compiler places each where the core's ABI says;
+the float ABI is read from the compiler, float_abi), and run under qemu-arm
 with the counting plugin and the core's timing model, as a library primitive is
 (measure/device_crypto.py measure_crypto).
 
