@@ -19,7 +19,7 @@ from conftest import run_cli
 from secperf.app.mqtt_load_series import mqtt_series
 from secperf.core import result as R
 from secperf.core.compare import CompareError, compare
-from secperf.core.histogram import Histogram
+from secperf.core.histogram import Histogram, HistogramError
 from secperf.core.result_schema import MqttDerived
 
 DATA = Path(__file__).parent / "data"
@@ -87,7 +87,7 @@ def test_a_phase_without_samples_makes_no_series_and_the_ramp_has_no_wait_series
     # a phase whose histogram is malformed is a named measurement error, not a traceback
     bad = json.loads(json.dumps(m))
     _phase(bad, "storm")["connack_hist_us"] = [[3, "x"]]
-    with pytest.raises(Exception, match="phase storm connack_hist_us"):
+    with pytest.raises(HistogramError, match="phase storm connack_hist_us"):
         mqtt_series(bad)
 
 
@@ -195,3 +195,45 @@ def test_two_real_mqtt_load_runs_export_metrics_and_compare_with_the_phase_figur
 
     p = run_cli("compare", str(da), str(db))  # the terminal tables
     assert p.returncode == 0 and "connack ramp" in p.stdout and "P99" in p.stdout, p.stderr
+
+
+def _doc_with(series, run_id):
+    return R.new_result(
+        kind="server",
+        command=["secperf", "mqtt-load"],
+        params={"mqtt_load": True},
+        host={},
+        run_id=run_id,
+        series=series,
+        status="complete",
+    )
+
+
+def test_a_slower_puback_of_thousands_of_samples_is_judged_slower_with_a_subsampled_bootstrap():
+    """5,000 PUBACKs a side (beyond the bootstrap's 2,000 a side): B's latencies 1.5 times A's make every
+    row of the series 'slower', each interval around B − A, the P99 row stating the phases' P99s."""
+    m = json.loads(NEW_MQTT.read_text())["analysis"]["mqtt_load"]
+    hold = _phase(m, "hold")
+    base = Histogram.from_pairs(hold["puback_hist_us"])
+    a_vals = [v for v in mqtt_series(m) if v.id == "puback hold"][0].values_us
+    a_vals = [v + 7 * (i % 50) for i in range(200) for v in a_vals][:5000]  # 5,000 spread samples
+    sides = []
+    for factor in (1.0, 1.5):
+        h = Histogram.of(v * factor for v in a_vals)
+        ph = {**hold, "puback_hist_us": h.to_pairs(), **h.percentiles_ms("puback_")}
+        sides.append({**m, "phases": [ph]})
+    assert base.n < 5000 == Histogram.from_pairs(sides[0]["phases"][0]["puback_hist_us"]).n
+    a = _doc_with(mqtt_series(sides[0]), "a")
+    b = _doc_with(mqtt_series(sides[1]), "b")
+    cmp = compare(a, b)
+    rows = {r["metric"]: r for r in cmp["rows"] if r["id"] == "puback hold"}
+    assert set(rows) == {"puback latency", "puback P50", "puback P99"}
+    for r in rows.values():
+        assert r["verdict"] == "slower", r
+        assert r["diff_ci"][0] <= r["diff"] <= r["diff_ci"][1] and r["diff_ci"][0] > 0
+    p99 = rows["puback P99"]
+    assert (p99["a"], p99["b"]) == (sides[0]["phases"][0]["puback_p99_ms"], sides[1]["phases"][0]["puback_p99_ms"])
+    # the same run against itself: no row says slower or faster
+    same = compare(a, _doc_with(mqtt_series(sides[0]), "a2"))
+    assert not {r["verdict"] for r in same["rows"]} & {"slower", "faster"}
+    assert all(r["diff"] == 0 and r["diff_ci"][0] <= 0 <= r["diff_ci"][1] for r in same["rows"])

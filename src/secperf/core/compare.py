@@ -60,6 +60,7 @@ from .result_schema import MqttDerived, Result, Series
 METADATA_KEYS = ("cpu_model", "kernel", "openssl", "secperf_version", "cpu_governor")
 MIN_RANKS = 10
 MAX_PAIRS = 1_000_000  # 1000 x 1000 pairwise differences: about 0.1 s per row
+MAX_BOOTSTRAP = 2000  # samples a side an mqtt-load percentile's bootstrap resamples (1000 x 2000 values)
 PREDICTED_STATS = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0))
 DETERMINISTIC = ("device", "device_crypto", "cortexm", "can", "fleet", "plan")
 TOO_FEW = "too few samples to decide"
@@ -206,7 +207,7 @@ def _server_samples(s: Series) -> list[tuple[str, str, list[float], bool]]:
 def _percentile_row(x: Series, y: Series, q: float, alpha: float, min_change: float, seed: int) -> dict[str, Any]:
     """An mqtt-load series' P50 or P99, B − A: the phases' own percentiles (ms), the interval the
     percentile bootstrap of both sides' binned samples gives around their difference (the what-if
-    rows' rule, unscaled: every sample is stored), judged as a measured row is."""
+    rows' rule), judged as a measured row is."""
     st = f"p{q:g}"
     dx, dy = x.derived_as(MqttDerived), y.derived_as(MqttDerived)
     va, vb = getattr(dx, f"{st}_ms"), getattr(dy, f"{st}_ms")
@@ -217,7 +218,16 @@ def _percentile_row(x: Series, y: Series, q: float, alpha: float, min_change: fl
         "n_a": len(x.values_us),
         "n_b": len(y.values_us),
     }
-    half = _percentile_interval(x.values_us, y.values_us, q, alpha, 1.0, seed)
+    # beyond MAX_BOOTSTRAP samples a side, a seeded subsample's interval scaled to all samples (the
+    # what-if rows' rule: a percentile's error shrinks as 1/sqrt(n)); the resamples stay in memory
+    rng = np.random.default_rng(seed)
+    xa, xb = (
+        np.asarray(v, float)[rng.choice(len(v), MAX_BOOTSTRAP, replace=False)] if len(v) > MAX_BOOTSTRAP else v
+        for v in (x.values_us, y.values_us)
+    )
+    na, nb = len(x.values_us), len(y.values_us)
+    scale = math.sqrt((len(xa) + len(xb)) / (na + nb)) if na + nb else 1.0
+    half = _percentile_interval(xa, xb, q, alpha, scale, seed)
     if va is None or vb is None or half is None:
         return {**row, "a": va, "b": vb, "verdict": TOO_FEW, "reason": "fewer than 2 samples on a side"}
     diff = vb - va
