@@ -87,6 +87,7 @@ uint64_t wide(const uint8_t *in, uint64_t len, double scale, struct s24 p)
 }
 
 int32_t negative(void) { return -5; }
+void nothing(void) {}
 """
 
 S24 = 'kind = "struct"\nalign = 8\nhex = "000102030405060708090a0b0c0d0e0f1011121314151617"\n'
@@ -400,6 +401,11 @@ def test_c_entries_receive_every_argument(tmp_path, device, abi):
         h = _file(tmp_path, "neg.toml", '[run]\ncalls = 1\nreturns = "i32"\n')
         _, doc = _count(tmp_path, device, src, "negative", h)
         assert {x["ret"] for x in doc["series"][0]["samples"]} == {-5}
+        h = _file(tmp_path, "void.toml", '[run]\ncalls = 1\nreturns = "void"\n')
+        _, doc = _count(tmp_path, device, src, "nothing", h)  # no return value: none recorded
+        assert {x["ret"] for x in doc["series"][0]["samples"]} == {None} and doc["series"][0]["derived"]["check"][
+            "ret"
+        ] is None
 
 
 @pytest.mark.slow
