@@ -372,6 +372,7 @@ def _changes(
         changed.append(
             {
                 "id": key[0],
+                "kind": oa["kind"],
                 "metric": key[1],
                 "statistic": key[2],
                 "unit": oa["unit"],

@@ -159,7 +159,13 @@ def changes_table(cmp: dict[str, Any]) -> Table:
         cmp,
         "changed numbers",
         f"{cmp['unchanged']} numbers identical; deterministic numbers (models, "
-        "instruction counts): any difference is a change",
+        "instruction counts): any difference is a change"
+        + (
+            "; mqtt-load phase counts (failed, refused, all up after, broker utilisation): one number per run, "
+            "listed without an interval"
+            if any(r.get("kind") == "mqtt" for r in cmp["changes"])
+            else ""
+        ),
         ("row", "number", "A", "B", "B − A", "change"),
         ("row", "number"),
     )
