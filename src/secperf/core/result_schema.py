@@ -12,7 +12,7 @@ Every series kind's derived fields are a model (core/result_derived.py), and so 
 a fleet's and a what-if's, are models with their rows in core/analysis_schema.py). The base record
 and its number types live in core/record.py.
 
-Undeclared keys: a Result of schema version 3 (this release's) holding a key no model declares (at
+Undeclared keys: a Result of schema version 3 or later (this release's is 4) holding a key no model declares (at
 the top level, in a series, its timer, its derived fields or the analysis) is refused with the key's
 path and what it is not a field of (`undeclared_key`, called by `core.result.validate`): a misspelt
 or invented key would otherwise read without a word and show nothing. Results of versions 1 and 2
