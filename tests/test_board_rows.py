@@ -183,3 +183,22 @@ def test_a_rejection_loop_row_compares_the_mean_of_its_warm_repetitions(device_b
     row = {"statistic": "mean", "reps": 4, "statistic_note": m["note"], "published_ms": 1.0}
     assert "mean of 4 signatures" in device_boards.compared_note(row)
     assert device_boards.compared_note({"statistic": "median"}) == ""
+
+
+def test_a_row_whose_version_is_in_doubt_is_planned_and_listed_apart_from_the_targets(device_boards):
+    run, _ = device_boards.plan_rows(device_boards.load(), "stm32l4a6-80")
+    doubt = [r for r in run if r["version_match"] == "doubt"]
+    assert doubt and all(r["version_doubt"] for r in doubt)  # each says why
+    # the 5.6 series' rows are counted on the 5.6.6 build, in doubt or not
+    assert {r["stack"] for r in run if str(r.get("version")).startswith("5.6")} == {"wolfssl56"}
+    for r in run:  # pretend every row was predicted 5 % slow, the doubtful ones 50 %
+        r.update(
+            error=0.5 if r in doubt else 0.05,
+            in_band=True,
+            cpi_in_range=True,
+            published_ms=1.0,
+            cpi_high_ms=2.0,
+        )
+    counted = device_boards.summary(run, None, ("exact", "nearest"), device_boards.KNOWN_CONFIG_BOARDS)
+    apart = device_boards.summary(run, None, ("doubt",))
+    assert counted["worst_abs_error"] == 0.05 and apart["rows"] == len(doubt) and apart["worst_abs_error"] == 0.5

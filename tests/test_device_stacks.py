@@ -213,3 +213,47 @@ def test_plan_on_a_device_costs_the_protocol_measures_from_its_counts(tmp_path):
     assert {"edhoc-oscore", "dtls13-cid"} <= judged, (judged, pat.get("not_applicable"))
     assert "quic-0rtt" in pat["not_applicable"]
     assert not any(v.startswith("not costed") for v in pat["not_applicable"].values()), pat["not_applicable"]
+
+
+@pytest.mark.parametrize(
+    "version,stack,how",
+    [
+        ("5.5.4", "wolfssl", "exact"),
+        ("5.6.6", "wolfssl56", "exact"),
+        ("5.9.4", "wolfssl59", "exact"),
+        ("5.6.4", "wolfssl56", "nearest"),  # the same series before any other
+        ("5.6.0", "wolfssl56", "nearest"),
+        ("5.9.1", "wolfssl59", "nearest"),
+        ("5.3.1", "wolfssl", "nearest"),  # 5.5 is two series away, 5.6 three
+        ("5.7.6", "wolfssl56", "nearest"),
+        ("5.8.4", "wolfssl59", "nearest"),
+        ("4.4.1", "wolfssl", "old"),  # older code: counted on the oldest build, apart
+        ("6.0.0", "wolfssl59", "old"),
+        ("unknown", "wolfssl59", "old"),
+        (None, "wolfssl59", "old"),
+    ],
+)
+def test_a_board_logs_wolfssl_release_is_counted_on_the_nearest_build(version, stack, how):
+    assert DS.wolfssl_build_for(version) == (stack, how)
+
+
+def test_every_wolfssl_build_the_rule_names_is_a_stack_with_sources_and_configurations():
+    from secperf.measure.device_build import SOURCE_BUILDS, build_configs, default_configs
+    from secperf.measure.device_sources import SOURCES
+
+    for stack in DS.WOLFSSL_BUILDS:
+        assert stack in SOURCES and stack in default_configs()
+        assert stack == "wolfssl" or stack in SOURCE_BUILDS
+        assert any(stack in c.stacks for c in build_configs().values())
+
+
+@pytest.mark.slow
+def test_the_wolfssl_5_6_build_runs_a_primitive_on_a_cortex_m4(tmp_path):
+    p = run_cli(
+        "device", "crypto", "--device", "cortex-m4-80", "--stack", "wolfssl56", "--op", "sha256-1024", "--n", "1",
+        "--timing", "off", "--no-report", "--json", "--out", str(tmp_path),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr[-2000:]
+    doc = json.loads(p.stdout)
+    s = doc["series"][0]
+    assert s["status"] == "ok" and "5.6.6" in json.dumps(doc)

@@ -179,3 +179,13 @@ def test_a_device_command_from_an_empty_home_writes_nothing_into_the_checkout(tm
         assert _writes_into(made, trace)  # the trace does see the writes (into the fresh home)
     else:  # on a machine where nothing else edits the checkout meanwhile
         assert _checkout_state() == before
+
+
+def test_the_two_wolfssl_crates_are_told_apart(homes):
+    # wolfssl-sys 1.2.0 carries wolfSSL 5.6.6, 5.3.0 carries 5.9.4: each stack finds its own crate
+    # in a root holding both, never the other's (a shared glob took the highest version for both)
+    _, cache = homes
+    for crate in ("wolfssl-sys-1.2.0", "wolfssl-sys-5.3.0"):
+        (cache / "src" / crate / "wolfssl-src" / "wolfcrypt" / "src").mkdir(parents=True)
+    assert device_sources.locate("wolfssl56", fetch=False).parent.name == "wolfssl-sys-1.2.0"
+    assert device_sources.locate("wolfssl59", fetch=False).parent.name == "wolfssl-sys-5.3.0"

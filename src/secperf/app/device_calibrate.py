@@ -42,6 +42,7 @@ from ..lab import registry
 from ..measure import device as D
 from ..measure import device_calibrate as C
 from ..measure.device_build import default_config
+from .device_stacks import wolfssl_build_for
 from .reporter import reporter
 
 if TYPE_CHECKING:
@@ -86,11 +87,7 @@ def stack_for(fmt: str, version: str | None, given: str | None) -> str:
         return given
     if fmt == "mbedtls":
         return "mbedtls3"
-    try:
-        major, minor = (int(x) for x in (version or "").split(".")[:2])
-    except ValueError:
-        return "wolfssl59"
-    return "wolfssl" if (major, minor) <= (5, 7) else "wolfssl59"
+    return wolfssl_build_for(version)[0]
 
 
 def release_note(formats: list[str], version: str | None) -> str | None:

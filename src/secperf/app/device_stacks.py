@@ -68,6 +68,41 @@ DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
     "openssl": {"armhf": ("1.3", "1.2", "dtls1.2")},
     "ngtcp2": {"armhf": ("quic",)},
 }
+# the wolfSSL releases secperf builds for the emulated cores (sources: measure/device_sources.py)
+WOLFSSL_BUILDS = {"wolfssl": (5, 5, 4), "wolfssl56": (5, 6, 6), "wolfssl59": (5, 9, 4)}
+
+
+def wolfssl_build_for(version: str | None) -> tuple[str, str]:
+    """The wolfSSL build that stands for a release a board's log names: (stack, "exact" | "nearest" |
+    "old"). Decision: the build of that very release; else the build of its release series (5.6.0
+    and 5.6.4 are counted on 5.6.6); else the nearest series of the same major version (5.3 on 5.5,
+    5.7 on 5.6, 5.8 on 5.9; a tie takes the older); a 4.x or unreadable version on the oldest or
+    newest build, "old" (other code: printed apart, never counted toward a target). Why the series
+    first: wolfSSL's code changes within 5.x in ways a board's figures show (in the STM32Cube pack's
+    pure-C configuration 5.6's SHA-256 takes 1.46 times 5.5's instructions, and the STM32L4A6 5.6.4
+    log's SHA-256 is within 1 % of 5.6.6's count where 5.5.4's ran 25 % fast; 5.6.4 rewrote the
+    Thumb-2 SP maths around UMAAL), and a patch release of the same series is the closest code a
+    registry serves."""
+    try:
+        want = tuple(int(x) for x in (version or "").split(".")[:3])
+    except ValueError:
+        return "wolfssl59", "old"
+    if len(want) < 2:
+        return "wolfssl59", "old"
+    for stack, v in WOLFSSL_BUILDS.items():
+        if want == v:
+            return stack, "exact"
+    major, minor = want[0], want[1]
+    same = [s for s, v in WOLFSSL_BUILDS.items() if v[:2] == (major, minor)]
+    if same:
+        return same[0], "nearest"
+    inside = sorted((abs(v[1] - minor), v, s) for s, v in WOLFSSL_BUILDS.items() if v[0] == major)
+    if inside:
+        return inside[0][2], "nearest"
+    ordered = sorted(WOLFSSL_BUILDS.items(), key=lambda kv: kv[1])
+    return (ordered[0][0] if (major, minor) < ordered[0][1][:2] else ordered[-1][0]), "old"
+
+
 # stacks that count whole protocols but no primitives: their client operations are priced with the
 # primitives of the table's main stack (said in the table's source)
 NO_PRIMITIVES = ("ngtcp2",)

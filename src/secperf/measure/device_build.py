@@ -64,6 +64,10 @@ STACKS = {  # stack -> (make target, binary, static libraries it needs, Debian p
     # wolfSSL 5.9 (sources from the wolfssl-sys crate): the embedded configuration of the M builds,
     # built from source for every target, next to Debian's 5.5
     "wolfssl59": ("wolfssl", "sp-device-wolfssl", (), None),
+    # wolfSSL 5.6.6 (sources from the wolfssl-sys 1.2.0 crate): the same embedded configuration, for
+    # the boards' logs of the 5.6 series (data/boards.toml), whose C code differs from 5.5's (e.g.
+    # SHA-256) and whose Thumb-2 SP maths was rewritten in 5.6.4; primitives and TLS 1.2/1.3
+    "wolfssl56": ("wolfssl", "sp-device-wolfssl", (), None),
     # PQClean's portable "clean" ML-KEM and ML-DSA (sources from the pqcrypto-mlkem and pqcrypto-mldsa
     # crates), built from source for every target; primitives only (no TLS)
     "pqclean": ("pqclean", "sp-device-pqclean", (), None),
@@ -77,11 +81,12 @@ SOURCE_BUILDS = {
     "mbedtls": ("MBEDTLS_SRC", "mcu-mbedtls", "Debian's source package"),
     "mbedtls3": ("MBED3_SRC", "mcu-mbedtls3", "the mbedtls-rs-sys crate's Mbed TLS sources"),
     "wolfssl59": ("WOLFSSL_SRC", "mcu-wolfssl", "the wolfssl-sys crate's wolfSSL sources"),
+    "wolfssl56": ("WOLFSSL_SRC", "mcu-wolfssl", "the wolfssl-sys 1.2.0 crate's wolfSSL 5.6.6 sources"),
     "pqclean": ("PQCLEAN_SRC", "mcu-pqclean", "the pqcrypto-mlkem and pqcrypto-mldsa crates' PQClean sources"),
     "p256m": ("P256M_SRC", "mcu-p256m", "the mbedtls-rs-sys crate's Mbed TLS 3.6 3rdparty/p256-m"),
 }
 # stacks with no Debian armhf package: their A-profile build is a source build too
-SOURCE_ONLY = ("mbedtls3", "wolfssl59", "pqclean", "p256m")
+SOURCE_ONLY = ("mbedtls3", "wolfssl59", "wolfssl56", "pqclean", "p256m")
 # stacks built for some targets only: stack -> targets
 STACK_TARGETS: dict[str, tuple[str, ...]] = {"openssl": ("armhf",)}
 # compiler flags of a source build for the A profile (the same as Debian's armhf packages)
@@ -113,7 +118,7 @@ WATCH_OPENSSL = {
     12: "ossl_statem_client_process_message",
     13: "dtls_construct_change_cipher_spec",
 }
-WATCH_BY_STACK = {"wolfssl": WATCH, "wolfssl59": WATCH, "openssl": WATCH_OPENSSL}
+WATCH_BY_STACK = {"wolfssl": WATCH, "wolfssl59": WATCH, "wolfssl56": WATCH, "openssl": WATCH_OPENSSL}
 # build targets: name -> (compiler flags or None for Debian's prebuilt armhf libraries, description)
 TARGETS = {
     "armhf": (None, "Debian's armhf package (ARMv7-A, Thumb-2, VFPv3-D16), linked statically"),
@@ -142,7 +147,7 @@ TARGETS["cortex-m0plus"] = (
 # targets linked with newlib instead of armhf glibc: target -> (make target prefix, binary suffix)
 NEWLIB_TARGETS = {"cortex-m0plus": ("m0-", "-m0")}
 # the stacks built for a newlib target (the others are not: STACK_TARGETS leaves the target out)
-NEWLIB_STACKS = {"cortex-m0plus": ("wolfssl59", "wolfssl", "mbedtls3", "mbedtls", "p256m")}
+NEWLIB_STACKS = {"cortex-m0plus": ("wolfssl59", "wolfssl56", "wolfssl", "mbedtls3", "mbedtls", "p256m")}
 for _s in STACKS:
     for _t, _built in NEWLIB_STACKS.items():
         if _s not in _built:
@@ -154,6 +159,7 @@ ARCHIVES = {
     "mbedtls3": ("libmbedtls3.a",),
     "openssl": ("libssl.a", "libcrypto.a"),
     "wolfssl59": ("libwolfssl.a",),
+    "wolfssl56": ("libwolfssl.a",),
     "p256m": ("libp256m.a",),
     "pqclean": tuple(
         f"libpq-{s}.a" for s in ("ml-kem-512", "ml-kem-768", "ml-kem-1024", "ml-dsa-44", "ml-dsa-65", "common")
@@ -165,6 +171,7 @@ BUILD_TIMEOUT_S = 300
 CONFIG_HEADERS = {
     "wolfssl": "mcu/wolfssl/user_settings.h",
     "wolfssl59": "mcu/wolfssl/user_settings.h",
+    "wolfssl56": "mcu/wolfssl/user_settings.h",
     "mbedtls": "mcu/mbedtls_user_config.h",
     "mbedtls3": "mcu/mbedtls_user_config.h",
 }

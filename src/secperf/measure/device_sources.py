@@ -16,6 +16,7 @@ The parts, each a path relative to a root:
   src/wolfssl-5.5.4, src/mbedtls-2.28.3          Debian source packages (Cortex-M builds of 5.5 / 2.28)
   src/mbedtls-rs-sys-0.3.1/mbedtls               Mbed TLS 3.6 (also p256-m, under 3rdparty/)
   src/wolfssl-sys-5.3.0/wolfssl-src              wolfSSL 5.9 (also the DTLS 1.3 pair and EDHOC's crypto)
+  src/wolfssl-sys-1.2.0/wolfssl-src              wolfSSL 5.6.6 (boards' logs of the 5.6 series, primitives)
   src/pqclean-mlkem-0.1.1-mldsa-0.1.2            PQClean's clean ML-KEM / ML-DSA
   src/xkcp-armv7m-0.0.5                          XKCP's ARMv7-M Keccak
   sysroot-armhf                                  Debian's armhf TLS, ngtcp2 and GnuTLS libraries (Cortex-A rows, QUIC)
@@ -49,7 +50,16 @@ SOURCES = {
     "wolfssl": ("Debian's source package wolfssl (apt-get source)", "wolfssl-[0-9]*", "wolfcrypt/src"),
     "mbedtls": ("Debian's source package mbedtls (apt-get source)", "mbedtls-[0-9]*", "library"),
     "mbedtls3": ("the mbedtls-rs-sys crate from crates.io (cargo fetch)", "mbedtls-rs-sys-*/mbedtls", "library"),
-    "wolfssl59": ("the wolfssl-sys crate from crates.io (cargo fetch)", "wolfssl-sys-*/wolfssl-src", "wolfcrypt/src"),
+    "wolfssl59": (
+        "the wolfssl-sys crate 5.x from crates.io (cargo fetch)",
+        "wolfssl-sys-5.*/wolfssl-src",
+        "wolfcrypt/src",
+    ),
+    "wolfssl56": (
+        "the wolfssl-sys crate 1.2.0 from crates.io (cargo fetch): wolfSSL 5.6.6",
+        "wolfssl-sys-1.*/wolfssl-src",
+        "wolfcrypt/src",
+    ),
     "p256m": (
         "the mbedtls-rs-sys crate from crates.io (cargo fetch)",
         "mbedtls-rs-sys-*/mbedtls/3rdparty/p256-m/p256-m",
@@ -69,6 +79,7 @@ SOURCES = {
 # pinned versions fetched when no root holds a part
 MBED3 = ("mbedtls-rs-sys", "0.3.1")
 WOLF59 = ("wolfssl-sys", "5.3.0")
+WOLF56 = ("wolfssl-sys", "1.2.0")  # its wolfssl-src is wolfSSL 5.6.6 (wolfssl/version.h)
 PQ_KEM, PQ_DSA = ("pqcrypto-mlkem", "0.1.1"), ("pqcrypto-mldsa", "0.1.2")
 XKCP = ("xkcp-sys", "0.0.5")
 ARMHF_DEBS = (
@@ -402,6 +413,7 @@ FETCHERS: dict[str, Callable[[Path], None]] = {
     "mbedtls3": _crate_subdir(*MBED3, "mbedtls"),
     "p256m": _crate_subdir(*MBED3, "mbedtls"),
     "wolfssl59": _crate_subdir(*WOLF59, "wolfssl-src"),
+    "wolfssl56": _crate_subdir(*WOLF56, "wolfssl-src"),
     "pqclean": _fetch_pqclean,
     "xkcp": _fetch_xkcp,
 }
@@ -420,7 +432,7 @@ def fill(root: Path) -> tuple[list[str], list[str]]:
         except (DeviceSetupError, OSError, StopIteration, tarfile.TarError) as exc:
             failed.append(f"{name}: {exc}")
 
-    for part in ("wolfssl", "mbedtls", "mbedtls3", "wolfssl59", "pqclean", "xkcp"):
+    for part in ("wolfssl", "mbedtls", "mbedtls3", "wolfssl59", "wolfssl56", "pqclean", "xkcp"):
         if _find(part, root) is None:
             step(part, FETCHERS[part])
     libdir = root / "sysroot-armhf" / "usr" / "lib" / "arm-linux-gnueabihf"

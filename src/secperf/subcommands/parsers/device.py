@@ -30,7 +30,8 @@ def _output_args(p: argparse.ArgumentParser) -> None:
 
 STACKS_HELP = (
     "wolfssl, mbedtls (2.28, TLS 1.2), mbedtls3 (3.6, TLS 1.3 and 1.2), wolfssl59 (5.9, built from the "
-    "crate), openssl (3.0, A-profile cores), ngtcp2 (QUIC: --tls quic, A-profile cores)"
+    "crate), wolfssl56 (5.6.6, from the wolfssl-sys 1.2.0 crate: primitives, for boards' 5.6 logs), openssl "
+    "(3.0, A-profile cores), ngtcp2 (QUIC: --tls quic, A-profile cores)"
 )
 
 CONFIG_HELP = (
@@ -239,8 +240,9 @@ def _calibrate_args(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     ca.add_argument(
         "--stack",
-        help="the library the log's build is: wolfssl (5.5.4), wolfssl59, mbedtls, mbedtls3 "
-        "(default: by the log's format and version line)",
+        help="the library the log's build is: wolfssl (5.5.4), wolfssl56 (5.6.6), wolfssl59 (5.9.4), mbedtls, "
+        "mbedtls3 (default: by the log's format and version line: its release, else its series, else the "
+        "nearest series)",
     )
     ca.add_argument(
         "--config", help="the build configuration closest to the log's build (`secperf device list`), e.g. sp-small-os"
