@@ -192,13 +192,7 @@ def test_a_row_whose_version_is_in_doubt_is_planned_and_listed_apart_from_the_ta
     # the 5.6 series' rows are counted on the 5.6.6 build, in doubt or not
     assert {r["stack"] for r in run if str(r.get("version")).startswith("5.6")} == {"wolfssl56"}
     for r in run:  # pretend every row was predicted 5 % slow, the doubtful ones 50 %
-        r.update(
-            error=0.5 if r in doubt else 0.05,
-            in_band=True,
-            cpi_in_range=True,
-            published_ms=1.0,
-            cpi_high_ms=2.0,
-        )
+        r.update(error=0.5 if r in doubt else 0.05, in_band=True, cpi_in_range=True, published_ms=1.0, cpi_high_ms=2.0)
     counted = device_boards.summary(run, None, ("exact", "nearest"), device_boards.KNOWN_CONFIG_BOARDS)
     apart = device_boards.summary(run, None, ("doubt",))
     assert counted["worst_abs_error"] == 0.05 and apart["rows"] == len(doubt) and apart["worst_abs_error"] == 0.5
