@@ -15,11 +15,10 @@ so its armhf package cannot be installed next to the host's), or installed syste
 built against the declarations shared with native/mac/cortexm.
 
 Microcontroller targets (profile M cores): Debian's armhf libraries are Cortex-A code, so for a
-Cortex-M core the library is compiled from its Debian source package (apt-get source wolfssl
-mbedtls, under src/ of a device_sources root) with -mcpu=cortex-m4
--mthumb and the embedded configuration in native/device/mcu, linked statically with armhf glibc
-and run under `qemu-arm -cpu max` (qemu-user has no M-profile CPU): the library's instruction
-stream is real Cortex-M4 code; the C library's (memcpy, the socket calls' wrappers) is not.
+Cortex-M core the library is compiled from its sources (device_sources) with -mcpu=cortex-m4 -mthumb
+and the embedded configuration in native/device/mcu, linked statically with armhf glibc and run
+under `qemu-arm -cpu max` (qemu-user has no M-profile CPU): the library's instruction stream is
+real Cortex-M4 code; the C library's (memcpy, the socket calls' wrappers) is not.
 Footprint: each client is linked with --gc-sections and a link map; the library's share of
 text, read-only data, data and bss is read from the map (the objects the client pulls in).
 """
@@ -64,9 +63,7 @@ STACKS = {  # stack -> (make target, binary, static libraries it needs, Debian p
     # wolfSSL 5.9 (sources from the wolfssl-sys crate): the embedded configuration of the M builds,
     # built from source for every target, next to Debian's 5.5
     "wolfssl59": ("wolfssl", "sp-device-wolfssl", (), None),
-    # wolfSSL 5.6.6 (sources from the wolfssl-sys 1.2.0 crate): the same embedded configuration, for
-    # the boards' logs of the 5.6 series (data/boards.toml), whose C code differs from 5.5's (e.g.
-    # SHA-256) and whose Thumb-2 SP maths was rewritten in 5.6.4; primitives and TLS 1.2/1.3
+    # wolfSSL 5.6.6 (the wolfssl-sys 1.2.0 crate), as wolfssl59: for boards' 5.6 logs (app/device_stacks)
     "wolfssl56": ("wolfssl", "sp-device-wolfssl", (), None),
     # PQClean's portable "clean" ML-KEM and ML-DSA (sources from the pqcrypto-mlkem and pqcrypto-mldsa
     # crates), built from source for every target; primitives only (no TLS)
@@ -158,8 +155,7 @@ ARCHIVES = {
     "mbedtls": ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a", "libmbedall.a"),
     "mbedtls3": ("libmbedtls3.a",),
     "openssl": ("libssl.a", "libcrypto.a"),
-    "wolfssl59": ("libwolfssl.a",),
-    "wolfssl56": ("libwolfssl.a",),
+    **dict.fromkeys(("wolfssl59", "wolfssl56"), ("libwolfssl.a",)),
     "p256m": ("libp256m.a",),
     "pqclean": tuple(
         f"libpq-{s}.a" for s in ("ml-kem-512", "ml-kem-768", "ml-kem-1024", "ml-dsa-44", "ml-dsa-65", "common")
@@ -170,8 +166,7 @@ BUILD_TIMEOUT_S = 300
 # configuration headers a build configuration's `undef` names must be guarded in (SECPERF_NO_<NAME>)
 CONFIG_HEADERS = {
     "wolfssl": "mcu/wolfssl/user_settings.h",
-    "wolfssl59": "mcu/wolfssl/user_settings.h",
-    "wolfssl56": "mcu/wolfssl/user_settings.h",
+    **dict.fromkeys(("wolfssl59", "wolfssl56"), "mcu/wolfssl/user_settings.h"),
     "mbedtls": "mcu/mbedtls_user_config.h",
     "mbedtls3": "mcu/mbedtls_user_config.h",
 }
