@@ -101,6 +101,9 @@ def streamed(c1024: float, c256: float) -> float:
 
 # boards whose published rows name their build configuration (compiler flags, maths options) well
 # enough to build the same code (issue 41)
+# how a row's version match is marked: its release built, its series or the nearest (~), an older
+# series (*, listed apart), a row whose version is in doubt (?, listed apart: the row's version_doubt)
+MARKS = {"exact": "", "nearest": "~", "old": "*", "doubt": "?"}
 KNOWN_CONFIG_BOARDS = ("stm32l4a6-80", "stm32f411-100", "stm32g071-64", "stm32f091-48", "rpi2b-900")
 # pqm4's "clean" rows: PQClean's C linked with pqm4's assembly Keccak; the like build of ours. The
 # target counts issue 41's schemes; the others are predicted and listed. An ML-DSA signature is a
@@ -487,7 +490,7 @@ def main() -> int:
                 f"{r['published_ms']:10.3f} {'FAILED: ' + r.get('failed', 'not run'):>26}"
             )
             continue
-        mark = {"exact": "", "nearest": "~", "old": "*", "doubt": "?"}[r["version_match"]]
+        mark = MARKS[r["version_match"]]
         print(
             f"{r['board']:22} {lib:16} {str(r['config'] or 'default'):9} {r['operation'] + mark:22} "
             f"{r['published_ms']:10.3f} {r['predicted_ms']:9.3f} ({r['predicted_low_ms']:.3f}–"

@@ -10,7 +10,8 @@ the core's banded timing parameters are fitted within their sourced bounds to th
 and the row is predicted: its held-out error. Printed per board: rows, the shipped profile's median
 |error|, the fit's median |error| on all rows (in sample), the held-out median |error| (the target:
 <= 8 % on every board), the parameters the full fit moved; and pooled over the boards. Rows of a
-wolfSSL release older than the one built (4.x logs counted on 5.5.4) are marked with *.
+wolfSSL release older than the one built (4.x logs counted on 5.5.4) are marked with *, rows whose
+version is in doubt (data/boards.toml's version_doubt) with ?; neither counts toward the target.
 
 Decision: the target is judged on the rows of the release series secperf builds. wolfSSL 4.x's code
 cannot be counted here (UNBUILT says why), so a 4.4.1 row's held-out error measures the code changes
@@ -75,7 +76,7 @@ def board_rows(rows: list[dict], progress: bool = True) -> tuple[list[C.Row], li
             if why:
                 failed.append({**r, "failed": "; ".join(why)})
                 continue
-            mark = {"exact": "", "nearest": "~", "old": "*"}[r["version_match"]]
+            mark = DB.MARKS[r["version_match"]]
             label = f"{r['operation']}{mark} {r['library']} {r['version']} [{config or 'default'}]"
             out.append(
                 C.Row(
@@ -125,6 +126,7 @@ def evaluate(board: str, rows: list[C.Row], dev: C.Core, failed: list[dict], wha
         "fitted_median_abs_error": med_fit,
         "loo_median_abs_error": med_loo,
         "old_release_rows": sum(r.info["version_match"] == "old" for r in rows),
+        "rows_in_doubt": sum(r.info["version_match"] == "doubt" for r in rows),
         "surrogate_error": sur,
         "parameters": params,
         "met": med_loo <= TARGET,
@@ -163,14 +165,16 @@ def main() -> int:
             ok = False
             continue
         summary[board] = evaluate(board, rows, dev, failed, "all matched rows")
-        same = [r for r in rows if r.info["version_match"] != "old"]
+        same = [r for r in rows if r.info["version_match"] in ("exact", "nearest")]
         if len(same) == len(rows):
             series[board] = summary[board]
         elif len(same) >= a.min_rows:
-            series[board] = evaluate(board, same, dev, [], "rows of the release series built (no 4.x logs)")
+            series[board] = evaluate(
+                board, same, dev, [], "rows of the release series built (no 4.x logs, no rows in doubt)"
+            )
         else:
             apart[board] = (
-                f"{len(rows) - len(same)} of its {len(rows)} rows are of an older release series, "
+                f"{len(rows) - len(same)} of its {len(rows)} rows are of an older release series or in doubt, "
                 f"{len(same)} of the series built (fewer than {a.min_rows})"
             )
     ok &= bool(series) and all(v["met"] for v in series.values())
