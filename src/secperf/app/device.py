@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import tempfile
+import textwrap
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -447,7 +448,8 @@ def list_devices(verbose: bool = False) -> str:
         ws = "–" if c.flash_wait_states is None else str(c.flash_wait_states)
         say(f"{name:{w}} {c.clock_mhz:>4g} {ws:>2} {c.profile:1} {_short(c.description, 80 - w - 11)}")
     say("WS: flash wait states; A: runs Debian's armhf builds, M: a Cortex-M build")
-    say(f"stacks: {', '.join(STACKS)}")
+    for line in textwrap.wrap(f"stacks: {', '.join(STACKS)}", 80, subsequent_indent="  "):
+        say(line)
     say("one core in full: secperf device show NAME; every core and build: --verbose")
     return say.text()
 
