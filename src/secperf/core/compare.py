@@ -222,7 +222,9 @@ def _percentile_row(x: Series, y: Series, q: float, alpha: float, min_change: fl
     # what-if rows' rule: a percentile's error shrinks as 1/sqrt(n)); the resamples stay in memory
     rng = np.random.default_rng(seed)
     xa, xb = (
-        np.asarray(v, float)[rng.choice(len(v), MAX_BOOTSTRAP, replace=False)] if len(v) > MAX_BOOTSTRAP else v
+        np.asarray(v, float)[rng.choice(len(v), MAX_BOOTSTRAP, replace=False)].tolist()
+        if len(v) > MAX_BOOTSTRAP
+        else list(v)
         for v in (x.values_us, y.values_us)
     )
     na, nb = len(x.values_us), len(y.values_us)

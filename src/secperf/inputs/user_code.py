@@ -272,14 +272,14 @@ def _arg(where: str, a: object, seed: int) -> Arg:
         v = _int(f"{where} (kind {kind}): value", a.get("value"), lo, hi)
         return Arg(kind, value=v, data=(v & (2**64 - 1)).to_bytes(8, "little"), align=8)
     if kind in ("float", "double"):
-        v = a.get("value")
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise InputError(f"{where} (kind {kind}): value: give a finite number (got {v!r})")
+        fv = a.get("value")
+        if isinstance(fv, bool) or not isinstance(fv, (int, float)) or not math.isfinite(fv):
+            raise InputError(f"{where} (kind {kind}): value: give a finite number (got {fv!r})")
         try:
-            data = struct.pack("<f" if kind == "float" else "<d", v)
+            data = struct.pack("<f" if kind == "float" else "<d", fv)
         except OverflowError:
-            raise InputError(f"{where} (kind {kind}): value {v!r} is out of range for a {kind}") from None
-        return Arg(kind, value=v, data=data, align=8 if kind == "double" else 4)
+            raise InputError(f"{where} (kind {kind}): value {fv!r} is out of range for a {kind}") from None
+        return Arg(kind, value=fv, data=data, align=8 if kind == "double" else 4)
     if kind == "out":
         return Arg("out", size=_int(f"{where}: bytes", a.get("bytes"), 1, MAX_BUFFER))
     limit = MAX_STRUCT if kind == "struct" else MAX_BUFFER

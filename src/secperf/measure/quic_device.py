@@ -227,7 +227,7 @@ def run_client(
         try:
             p = registry.run(argv, "qemu device emulator (QUIC)", capture_output=True, text=True, timeout=limit)
         except subprocess.TimeoutExpired as exc:  # registry.ChildTimeout: the emulator is stopped already
-            raise D.GuestTimeout(
+            raise T.GuestTimeout(
                 f"the QUIC guest client did not finish {n} connections within {exc.timeout:g} s"
             ) from None
         conns = A.guest_connections(p.stdout, p.stderr, p.returncode, "QUIC")
@@ -307,7 +307,7 @@ def measure_config(
     stopped: list[str] = []
     try:
         conns, events = run_client(build, dev, cfg, srv.port, srv.certs.ca, prime + 1 + warmup + n, timed=timed)
-    except D.GuestTimeout as exc:  # a failed configuration with its reason; the other configurations go on
+    except T.GuestTimeout as exc:  # a failed configuration with its reason; the other configurations go on
         conns, events, stopped = [], [], [str(exc)]
     finally:
         if own:

@@ -77,9 +77,9 @@ def nothing_to_export(doc: Result) -> str:
             f"(first: {s.id}: {s.failures[-1].reason[:200]})"
         )
     if doc.params.get("mqtt_load") is True:  # written before mqtt-load kept series (schema version 3), or failed
-        failed = (doc.analysis.mqtt_load or {}).get("failed")
-        if failed:
-            return f"this mqtt-load run failed before its first phase ({str(failed)[:200]})"
+        broke = (doc.analysis.mqtt_load or {}).get("failed")
+        if broke:
+            return f"this mqtt-load run failed before its first phase ({str(broke)[:200]})"
         return (
             f"this mqtt-load Result (schema version {doc.schema_version}) holds no series: it was written before "
             "mqtt-load kept them; `secperf report` shows its figures, a new run exports them"
