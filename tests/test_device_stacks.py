@@ -229,6 +229,8 @@ def test_plan_on_a_device_costs_the_protocol_measures_from_its_counts(tmp_path):
         ("5.8.4", "wolfssl59", "nearest"),
         ("4.4.1", "wolfssl", "old"),  # older code: counted on the oldest build, apart
         ("6.0.0", "wolfssl59", "old"),
+        ("5.6.4-stable", "wolfssl56", "nearest"),  # a release tag's spelling
+        ("v5.5.4", "wolfssl", "exact"),
         ("unknown", "wolfssl59", "old"),
         (None, "wolfssl59", "old"),
     ],

@@ -27,6 +27,7 @@ Decisions (written down because nobody else decides them):
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..core.errors import InputError
@@ -83,12 +84,10 @@ def wolfssl_build_for(version: str | None) -> tuple[str, str]:
     log's SHA-256 is within 1 % of 5.6.6's count where 5.5.4's ran 25 % fast; 5.6.4 rewrote the
     Thumb-2 SP maths around UMAAL), and a patch release of the same series is the closest code a
     registry serves."""
-    try:
-        want = tuple(int(x) for x in (version or "").split(".")[:3])
-    except ValueError:
+    m = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", (version or "").strip())  # "5.6.4", "v5.6.4-stable"
+    if m is None:
         return "wolfssl59", "old"
-    if len(want) < 2:
-        return "wolfssl59", "old"
+    want = tuple(int(x) for x in m.groups() if x is not None)
     for stack, v in WOLFSSL_BUILDS.items():
         if want == v:
             return stack, "exact"
