@@ -79,6 +79,21 @@ def skip_if(condition: bool, category: str, reason: str) -> pytest.MarkDecorator
     return pytest.mark.skipif(condition, reason=_reason(category, reason))
 
 
+def device_build_or_skip(stack: str, target: str, config: str | None = None):
+    """The device build of `stack` for `target` (and `config`), built through the project's own function,
+    or a needs-bootstrap skip naming what is missing (scripts/bootstrap installs it)."""
+    from secperf.core.errors import SetupError
+    from secperf.measure.device_build import ensure_built
+
+    try:
+        return ensure_built(stack, target, config)
+    except SetupError as exc:
+        skip(
+            "needs-bootstrap",
+            f"the emulated-device build {stack}/{target} is unavailable (run scripts/bootstrap): {exc}",
+        )
+
+
 def import_or_skip(module: str, installed_by: str):
     """The module, or a needs-bootstrap skip saying what installs it (e.g. "scripts/bootstrap installs
     the 'cluster' extra")."""

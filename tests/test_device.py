@@ -8,19 +8,9 @@ import json
 
 import pytest
 
-from conftest import run_cli, skip
-from secperf.core.errors import InputError, SetupError
+from conftest import device_build_or_skip, run_cli
+from secperf.core.errors import InputError
 from secperf.measure import device_attrib as A
-
-
-def _build_or_skip(stack="wolfssl", target="armhf"):
-    from secperf.measure.device_build import ensure_built
-
-    try:
-        return ensure_built(stack, target)
-    except SetupError as exc:  # built through the project's own function; what it lacks, bootstrap installs
-        skip("needs-bootstrap", f"the emulated-device toolchain is unavailable (run scripts/bootstrap): {exc}")
-
 
 # --- attribution (pure) ----------------------------------------------------------------------------
 
@@ -226,7 +216,7 @@ def test_a_dtls12_psk_row_is_planned_once_whatever_the_groups():
 
 
 def test_wolfssl_handshake_rows_sum_to_total_for_x25519_and_p256(tmp_path):
-    _build_or_skip("wolfssl")
+    device_build_or_skip("wolfssl", "armhf")
     p = run_cli(
         "device",
         "handshake",
@@ -274,7 +264,7 @@ def test_wolfssl_handshake_rows_sum_to_total_for_x25519_and_p256(tmp_path):
 def test_openssl_build_splits_full_and_resumed_handshakes_per_message(tmp_path):
     """Debian's armhf OpenSSL on the A9 profile: sent messages found by the constructors' watch
     points, TLS 1.3 resumption by ticket (each connection after the first resumes), parts = total."""
-    _build_or_skip("openssl")
+    device_build_or_skip("openssl", "armhf")
     for mode, n in (("full", 1), ("resumed", 2)):
         p = run_cli(
             "device",
@@ -317,7 +307,7 @@ def test_psk_handshake_has_no_certificate_and_mutual_tls_sends_one(tmp_path, sta
     """--mode psk: the server accepts the external PSK, so no Certificate or CertificateVerify is
     received; --client-cert: the server asks (CertificateRequest) and the client sends its
     certificate and signs (Certificate and CertificateVerify sent). Parts = total in both."""
-    _build_or_skip(stack)
+    device_build_or_skip(stack, "armhf")
     for extra, want, absent in (
         (
             ["--mode", "psk"],
@@ -364,7 +354,7 @@ def test_dtls12_handshake_over_udp_is_split_per_message(tmp_path, stack):
     """DTLS 1.2 over UDP against s_server -dtls: the cookie exchange (HelloVerifyRequest) is there,
     the messages of a datagram get their own rows (ServerHelloDone apart from ServerKeyExchange, the
     server's Finished apart from its ChangeCipherSpec), and the parts add up to the handshake."""
-    _build_or_skip(stack)
+    device_build_or_skip(stack, "armhf")
     p = run_cli(
         "device",
         "handshake",
@@ -409,14 +399,14 @@ def test_dtls12_handshake_over_udp_is_split_per_message(tmp_path, stack):
 
 
 def test_mbedtls_tls13_is_refused_naming_tls12(tmp_path):
-    _build_or_skip("mbedtls")
+    device_build_or_skip("mbedtls", "armhf")
     p = run_cli("device", "handshake", "--stack", "mbedtls", "--tls", "1.3", "--out", str(tmp_path), timeout=120)
     assert p.returncode == 2
     assert "TLS 1.2" in p.stderr and "mbedtls3" in p.stderr
 
 
 def test_mbedtls_tls12_handshake_is_split_per_message(tmp_path):
-    _build_or_skip("mbedtls")
+    device_build_or_skip("mbedtls", "armhf")
     p = run_cli(
         "device",
         "handshake",
@@ -450,7 +440,7 @@ def test_block_counting_equals_instruction_counting(tmp_path):
     per-instruction mode on a deterministic workload (SHA-256 of 1 KB, no randomness)."""
     import subprocess
 
-    b = _build_or_skip("wolfssl")
+    b = device_build_or_skip("wolfssl", "armhf")
     counts = {}
     for mode in ("insn", "tb"):
         ev = tmp_path / f"{mode}.txt"
@@ -523,7 +513,7 @@ def test_cortex_m_build_runs_handshakes_split_per_message(tmp_path, stack, tls, 
     """The Cortex-M4 and M33 builds (compiled from Debian's source packages at first use: slow the
     first time) complete handshakes under qemu-arm -cpu max, split per message, with their footprint
     and their painted stack depth."""
-    b = _build_or_skip(stack, target)
+    b = device_build_or_skip(stack, target)
     assert b.run_cpu == "max" and b.footprint["text"] > 10_000
     p = run_cli(
         "device",
@@ -560,7 +550,7 @@ def test_cortex_m_build_runs_handshakes_split_per_message(tmp_path, stack, tls, 
 def test_wolfssl59_from_the_crate_runs_on_the_a_profile_next_to_debians(tmp_path):
     """wolfSSL 5.9 (the wolfssl-sys crate's sources, built at first use) on the A9: its own library
     name, a source build for ARMv7-A, the handshake split per message like Debian's 5.5."""
-    b = _build_or_skip("wolfssl59", "armhf")
+    b = device_build_or_skip("wolfssl59", "armhf")
     assert b.library.startswith("wolfSSL 5.9") and "wolfssl-sys" in b.build_note
     p = run_cli(
         "device",
@@ -593,7 +583,7 @@ def test_wolfssl59_from_the_crate_runs_on_the_a_profile_next_to_debians(tmp_path
 
 
 def test_mbedtls_primitive_counts_include_macs(tmp_path):
-    _build_or_skip("mbedtls")
+    device_build_or_skip("mbedtls", "armhf")
     p = run_cli(
         "device",
         "crypto",
@@ -652,7 +642,7 @@ def test_missing_cross_compiler_is_a_setup_error_naming_the_package(tmp_path):
 def test_mbedtls3_tls13_handshake_is_split_per_message(tmp_path):
     """Mbed TLS 3.6 (built from the mbedtls-rs-sys crate's sources at first use: slow the first time)
     completes TLS 1.3 handshakes with openssl s_server, split per message."""
-    _build_or_skip("mbedtls3")
+    device_build_or_skip("mbedtls3", "armhf")
     p = run_cli(
         "device",
         "handshake",
@@ -692,7 +682,7 @@ def test_cortex_m0plus_build_is_armv6m_code_and_runs_handshakes_and_primitives(t
     import shutil
     import subprocess
 
-    b = _build_or_skip(stack, "cortex-m0plus")
+    b = device_build_or_skip(stack, "cortex-m0plus")
     assert b.run_cpu == "max" and b.footprint["text"] > 10_000 and "newlib" in b.build_note
     readelf = shutil.which("arm-none-eabi-readelf") or shutil.which("arm-linux-gnueabihf-readelf")
     if readelf:

@@ -7,8 +7,8 @@ a number.
 
 import pytest
 
-from conftest import run_cli, skip
-from secperf.core.errors import InputError, SetupError
+from conftest import device_build_or_skip, run_cli
+from secperf.core.errors import InputError
 from secperf.inputs.devices import resolve_core
 from secperf.measure import device as D
 from secperf.measure import device_build as B
@@ -106,17 +106,10 @@ def test_unknown_or_inapplicable_config_exits_2_naming_the_known_ones(tmp_path, 
 # --- real builds under qemu-arm ----------------------------------------------------------------------
 
 
-def _build_or_skip(stack, target, config=None):
-    try:
-        return B.ensure_built(stack, target, config)
-    except SetupError as exc:  # built through the project's own function; what it lacks, bootstrap installs
-        skip("needs-bootstrap", f"the emulated-device toolchain is unavailable (run scripts/bootstrap): {exc}")
-
-
 @pytest.mark.slow  # a cold cache compiles wolfSSL twice (about 20 s each)
 def test_sp_c_is_its_own_build_and_costs_more_than_the_cortex_m_assembly():
-    asm = _build_or_skip("wolfssl59", "cortex-m4")
-    c = _build_or_skip("wolfssl59", "cortex-m4", "sp-c")
+    asm = device_build_or_skip("wolfssl59", "cortex-m4")
+    c = device_build_or_skip("wolfssl59", "cortex-m4", "sp-c")
     assert (asm.config, c.config) == ("sp-asm", "sp-c")
     assert asm.client.parent != c.client.parent and c.client.is_file()
     assert "WOLFSSL_SP_ARM_CORTEX_M_ASM" in c.config_note

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import run_cli, skip
-from secperf.core.errors import InputError, SetupError
+from conftest import device_build_or_skip, run_cli
+from secperf.core.errors import InputError
 from secperf.inputs.devices import resolve_core
 from secperf.measure import device as D
 from secperf.measure import device_attrib as A
@@ -25,15 +25,6 @@ def _ev(count, kind, a1, a2=0):
 
 def _rec(ctype, hs, length):
     return (ctype << 24) | (hs << 16) | length
-
-
-def _build_or_skip(stack, target):
-    from secperf.measure.device_build import ensure_built
-
-    try:
-        return ensure_built(stack, target)
-    except SetupError as exc:  # what it lacks, scripts/bootstrap installs
-        skip("needs-bootstrap", f"the emulated-device toolchain is unavailable (run scripts/bootstrap): {exc}")
 
 
 # --- attribution (pure) ------------------------------------------------------------------------------
@@ -236,7 +227,7 @@ def _check_parts(s):
 
 @pytest.mark.slow
 def test_dtls13_full_resumed_and_cid_rows_on_cortex_m4(tmp_path):
-    _build_or_skip("wolfssl59", "cortex-m4")
+    device_build_or_skip("wolfssl59", "cortex-m4")
     rows = {
         s["labels"]["mode"]: s
         for s in _run(tmp_path, "--stack", "wolfssl59", "--tls", "dtls1.3", "--mode", "full,resumed,full-cid")
@@ -262,7 +253,7 @@ def test_dtls13_full_resumed_and_cid_rows_on_cortex_m4(tmp_path):
 
 @pytest.mark.slow
 def test_dtls12_full_resumed_psk_and_cid_rows_on_cortex_m4(tmp_path):
-    _build_or_skip("wolfssl59", "cortex-m4")
+    device_build_or_skip("wolfssl59", "cortex-m4")
     rows = {
         s["labels"]["mode"]: s
         for s in _run(
@@ -290,7 +281,7 @@ def test_dtls12_full_resumed_psk_and_cid_rows_on_cortex_m4(tmp_path):
 @pytest.mark.slow
 def test_mutual_auth_rows_name_the_clients_sign_step(tmp_path):
     """DTLS 1.3 and DTLS 1.2 with a client certificate: the client's CertificateVerify is a segment."""
-    _build_or_skip("wolfssl59", "cortex-m4")
+    device_build_or_skip("wolfssl59", "cortex-m4")
     for s in _run(
         tmp_path,
         "--stack",
@@ -311,7 +302,7 @@ def test_mutual_auth_rows_name_the_clients_sign_step(tmp_path):
 @pytest.mark.slow
 def test_mbedtls3_dtls12_mutual_p256_row_on_cortex_m33(tmp_path):
     """The row that failed under emulation (the retransmission timer on the host's stretched clock)."""
-    _build_or_skip("mbedtls3", "cortex-m33")
+    device_build_or_skip("mbedtls3", "cortex-m33")
     p = run_cli(
         "device",
         "handshake",

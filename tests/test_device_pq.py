@@ -8,27 +8,17 @@ import subprocess
 
 import pytest
 
-from conftest import run_cli, skip
-from secperf.core.errors import SetupError
+from conftest import device_build_or_skip, run_cli
 
 KEM_OPS = [f"ml-kem-{k}-{op}" for k in (512, 768, 1024) for op in ("keygen", "encaps", "decaps")]
 DSA_OPS = [f"ml-dsa-{k}-{op}" for k in (44, 65) for op in ("keygen", "sign", "verify")]
-
-
-def _build_or_skip(target):
-    from secperf.measure.device_build import ensure_built
-
-    try:
-        return ensure_built("pqclean", target)
-    except SetupError as exc:
-        skip("needs-bootstrap", f"the PQClean device build is unavailable (run scripts/bootstrap): {exc}")
 
 
 @pytest.mark.parametrize("target", ["cortex-m4", "armhf"])
 def test_mlkem_round_trip_succeeds_inside_the_guest(target):
     """The guest encapsulates and decapsulates in every repetition and compares the shared secrets
     outside the markers; its crypto line reports how many round trips agreed."""
-    b = _build_or_skip(target)
+    b = device_build_or_skip("pqclean", target)
     assert set(b.crypto_ops) == set(KEM_OPS + DSA_OPS)
     for op in ("ml-kem-768-encaps", "ml-kem-768-decaps", "ml-kem-512-keygen"):
         cmd = [b.qemu, "-cpu", b.run_cpu or "cortex-a9", str(b.client), "--crypto", op, "--n", "3"]
@@ -70,7 +60,7 @@ def _counts(tmp_path, device, ops):
 
 @pytest.mark.parametrize("device,target", [("cortex-m4-80", "cortex-m4"), ("cortex-a9-400", "armhf")])
 def test_pq_operations_are_counted_and_repeat_exactly(tmp_path, device, target):
-    _build_or_skip(target)
+    device_build_or_skip("pqclean", target)
     ops = ["ml-kem-768-encaps", "ml-kem-768-decaps", "ml-dsa-44-verify"]
     first, second = _counts(tmp_path / "a", device, ops), _counts(tmp_path / "b", device, ops)
     assert set(first) == set(ops)
@@ -95,7 +85,7 @@ def test_pq_operations_are_counted_and_repeat_exactly(tmp_path, device, target):
 
 
 def test_unknown_pq_operation_exits_2_naming_the_known_ones(tmp_path):
-    _build_or_skip("cortex-m4")
+    device_build_or_skip("pqclean", "cortex-m4")
     p = run_cli(
         "device",
         "crypto",
@@ -114,7 +104,7 @@ def test_unknown_pq_operation_exits_2_naming_the_known_ones(tmp_path):
 
 
 def test_pqclean_has_no_tls_and_says_so(tmp_path):
-    _build_or_skip("cortex-m4")
+    device_build_or_skip("pqclean", "cortex-m4")
     p = run_cli(
         "device",
         "handshake",
@@ -137,7 +127,7 @@ def test_pqclean_has_no_tls_and_says_so(tmp_path):
 def test_ops_are_routed_to_the_stack_that_counts_them(tmp_path):
     """`--stack wolfssl,pqclean --op ml-kem-768-keygen,ecdsa-p256-sign`: the KEM runs on PQClean, the
     signature on wolfSSL; neither is asked of the stack without it."""
-    _build_or_skip("cortex-m4")
+    device_build_or_skip("pqclean", "cortex-m4")
     p = run_cli(
         "device",
         "crypto",
@@ -165,7 +155,7 @@ def test_ops_are_routed_to_the_stack_that_counts_them(tmp_path):
 
 
 def test_an_op_no_stack_counts_exits_2_naming_each_stacks_ops(tmp_path):
-    _build_or_skip("cortex-m4")
+    device_build_or_skip("pqclean", "cortex-m4")
     p = run_cli(
         "device",
         "crypto",

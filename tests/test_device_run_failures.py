@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import import_or_skip, patch_everywhere, pids_marked, skip
+from conftest import device_build_or_skip, import_or_skip, patch_everywhere, pids_marked, skip
 from secperf.cli import main
 from secperf.core.errors import SetupError
 from secperf.inputs.devices import resolve_core
@@ -27,15 +27,6 @@ from secperf.measure import device_timing as T
 from secperf.measure import edhoc_device as E
 from secperf.measure import quic_device as QD
 from secperf.measure.quic_device_server import LoopbackServer as QdServer
-
-
-def _build_or_skip(stack, target):
-    from secperf.measure.device_build import ensure_built
-
-    try:
-        return ensure_built(stack, target)
-    except SetupError as exc:  # what it lacks, scripts/bootstrap installs
-        skip("needs-bootstrap", f"the emulated-device toolchain is unavailable (run scripts/bootstrap): {exc}")
 
 
 def _peer_or_skip():
@@ -76,7 +67,7 @@ def test_a_dtls_peer_that_exits_fails_its_configuration_and_the_others_are_measu
     """`device handshake --tls dtls1.2,dtls1.3`: the DTLS 1.3 row's peer exits at once with its error
     line; that row's series fail with the peer's words and exit status, the DTLS 1.2 row (s_server)
     is measured, the Result is written and the run ends as a run with a failed row does (exit 1)."""
-    _build_or_skip("wolfssl59", "cortex-m4")
+    device_build_or_skip("wolfssl59", "cortex-m4")
     stand_in = _stand_in(tmp_path, "echo 'dtls_pair: cannot bind 127.0.0.1: Address already in use' >&2\nexit 3")
     patch_everywhere(monkeypatch, DT, "ensure_peer", lambda: stand_in)
     out = tmp_path / "out"
@@ -105,7 +96,7 @@ def test_a_dtls_peer_that_exits_fails_its_configuration_and_the_others_are_measu
 def test_a_dtls_peer_past_its_start_limit_is_stopped_with_all_it_started(tmp_path, monkeypatch):
     """A peer that never prints its ready line (it waits on a child of its own) is stopped at its
     start limit, child included; the row fails naming the peer and the limit; no guest runs."""
-    build = _build_or_skip("wolfssl59", "cortex-m4")
+    build = device_build_or_skip("wolfssl59", "cortex-m4")
     stand_in = _stand_in(tmp_path, "sleep 600 &\nwait")
     patch_everywhere(monkeypatch, DT, "ensure_peer", lambda: stand_in)
     monkeypatch.setenv(registry.LIMIT_SCALE_ENV, "0.0001")  # 30 s -> 3 ms
@@ -226,7 +217,7 @@ def test_a_shared_s_server_that_does_not_start_fails_its_rows_and_the_pair_rows_
     """`--tls 1.3,dtls1.3`: the TLS 1.3 row's s_server exits at once (an `openssl` first on PATH that
     refuses s_server and hands every other command to the real one); that row fails naming s_server,
     the DTLS 1.3 row (its own wolfSSL peer) is measured, the Result is written."""
-    _build_or_skip("wolfssl59", "cortex-m4")
+    device_build_or_skip("wolfssl59", "cortex-m4")
     _peer_or_skip()
     real = shutil.which("openssl")
     bin_dir = tmp_path / "bin"

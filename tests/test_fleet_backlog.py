@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -305,3 +306,32 @@ def test_the_mqtt_storm_is_compared_with_the_model_at_mosquittos_backlog():
     # the user's broker (--target): its backlog is not known, so the model holds every client
     tfm = storm_vs_model(c, {**m, "target": "10.0.0.1:8883"}, horizon_s=120)
     assert tfm["backlog"] == 2064 and all(x["syn_drops"] == 0 for x in tfm["models"].values())
+
+
+def test_a_burst_is_set_between_the_two_ends_of_its_first_wave():
+    """1,000 clients dropped at once against mosquitto's backlog of 100: the model with the first SYNs
+    meeting the broker's close pass (only the backlog gets in, 900 wait for the 1-s retransmission) and the
+    one with an idle broker taking them all are both run; the second is faster, and the burst band says
+    where the measured figures fall. A storm spread out enough is no burst and has neither."""
+    from secperf.app.mqtt_load import FIRST_SYNS_TAKEN, storm_vs_model
+    from secperf.measure.mqtt_load import MqttLoadConfig
+    from secperf.report.views import mqtt_load as V
+
+    c = MqttLoadConfig(clients=1000, policy="exponential", base_s=0.5, cap_s=8.0, timeout_s=30.0, spread_s=0.0)
+    storm = {"phase": "storm", "time_all_up_s": 1.4, "wait_p50_ms": 800.0, "wait_p90_ms": 1300.0}
+    storm |= {"wait_p99_ms": 1390.0, "connacks": 1000, "gave_up": 0, "failed": 0, "refused": 0, "attempts": 1000}
+    m = {"capacity_per_s": 760.0, "phases": [storm], "accept_rate": {"accept_per_s": 500_000.0}}
+    fm = storm_vs_model(c, m, horizon_s=60)
+    busy, idle = fm["models"]["late work dropped"], fm["models"][FIRST_SYNS_TAKEN]
+    assert busy["syn_drops"] == pytest.approx(900) and idle["syn_drops"] == pytest.approx(0)
+    assert idle["wait_p50_s"] < busy["wait_p50_s"] and idle["time_all_back_s"] < busy["time_all_back_s"]
+    band = fm["burst_band"]
+    for k in ("time_all_back_s", "wait_p50_s"):
+        assert band[k]["backlog_only"] == busy[k] and band[k]["first_syns_taken"] == idle[k]
+        assert band[k]["where"] == "inside"  # 1.4 s and 0.8 s lie between the two ends
+    (note,) = [n for n in V.storm_model({"fleet_model": fm}).notes if n.startswith("burst band")]
+    assert "time until all back inside" in note and "median wait inside" in note
+    slow = {**storm, "time_all_up_s": 9.0, "wait_p50_ms": 6000.0}
+    assert storm_vs_model(c, {**m, "phases": [slow]}, horizon_s=60)["burst_band"]["wait_p50_s"]["where"] == "above"
+    spread = storm_vs_model(replace(c, spread_s=4.0), m, horizon_s=60)  # 250 first attempts/s: no burst
+    assert FIRST_SYNS_TAKEN not in spread["models"] and "burst_band" not in spread

@@ -23,7 +23,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 
 from .pki import CertSet
-from .services import Service, ServiceError, await_listening, drain_queue
+from .services import Service, ServiceError, await_listening, drain_queue, start_limit_s
 
 JAR_NAME = "secperf-californium.jar"
 JAR_ENV = "SECPERF_CALIFORNIUM_JAR"
@@ -98,7 +98,7 @@ class CaliforniumServer(Service):
             str(self.cid_length),
         ]
         proc = self._spawn(argv, stdout=subprocess.PIPE)
-        self.port = await_listening(self, proc, "handshake", self.handshakes, 30)
+        self.port = await_listening(self, proc, "handshake", self.handshakes, 3 * start_limit_s())  # a JVM starts
         return self
 
     def drain(self) -> list[dict[str, Any]]:

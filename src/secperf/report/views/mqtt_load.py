@@ -141,6 +141,17 @@ def storm_model(m: Mapping[str, Any]) -> Grid | None:
         for name, mod in fm["models"].items()
     ]
     notes = [str(fm["note"])] if fm.get("note") else []
+    band = fm.get("burst_band")
+    if isinstance(band, Mapping):  # a burst: where the measured figures fall between the first wave's two ends
+        parts = [
+            f"{what} {band[k].get('where')}"
+            for k, what in (("time_all_back_s", "time until all back"), ("wait_p50_s", "median wait"))
+            if isinstance(band.get(k), Mapping) and band[k].get("where")
+        ]
+        if parts:
+            notes.append(
+                "burst band (only the backlog gets in .. an idle broker takes every first SYN): " + ", ".join(parts)
+            )
     acc = fm.get("accept_per_s")
     if fm.get("backlog") is not None and isinstance(acc, (int, float)):  # the model's inputs, with their source
         notes.append(
