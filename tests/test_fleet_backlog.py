@@ -335,3 +335,31 @@ def test_a_burst_is_set_between_the_two_ends_of_its_first_wave():
     assert storm_vs_model(c, {**m, "phases": [slow]}, horizon_s=60)["burst_band"]["wait_p50_s"]["where"] == "above"
     spread = storm_vs_model(replace(c, spread_s=4.0), m, horizon_s=60)  # 250 first attempts/s: no burst
     assert FIRST_SYNS_TAKEN not in spread["models"] and "burst_band" not in spread
+
+
+def test_the_storm_model_reports_its_sensitivity_and_names_a_knife_edge():
+    """The headline model is run again at 0.9 and 1.1 times the capacity. A time until all are back that
+    jumps while the median wait follows the capacity smoothly is a knife edge (the last clients on a rung of
+    TCP's doubling retransmissions), said in the record and the report; one that moves with it is not."""
+    from secperf.app.mqtt_load import CAPACITY_FACTORS, sensitivity, storm_vs_model
+    from secperf.measure.mqtt_load import MqttLoadConfig
+    from secperf.report.views import mqtt_load as V
+
+    def fig(all_back, p50):
+        return {"time_all_back_s": all_back, "wait_p50_s": p50}
+
+    jump = sensitivity({0.9: fig(30.0, 6.6), 1.0: fig(16.8, 6.0), 1.1: fig(15.4, 5.4)})
+    assert jump["knife_edge"] and jump["time_all_back_s_range"] == [15.4, 30.0] and "rung" in jump["why"]
+    smooth = sensitivity({0.9: fig(20.1, 7.2), 1.0: fig(18.5, 6.5), 1.1: fig(16.4, 5.9)})
+    assert not smooth["knife_edge"] and "why" not in smooth
+    c = MqttLoadConfig(clients=2000, policy="exponential", base_s=0.5, cap_s=8.0, timeout_s=30.0, spread_s=2.0)
+    storm = {"phase": "storm", "time_all_up_s": 8.0, "wait_p50_ms": 4000.0, "wait_p90_ms": 7000.0}
+    storm |= {"wait_p99_ms": 7900.0, "connacks": 2000, "gave_up": 0, "failed": 0, "refused": 0, "attempts": 2000}
+    fm = storm_vs_model(c, {"capacity_per_s": 250.0, "phases": [storm]}, horizon_s=120)
+    sens = fm["sensitivity"]
+    assert sens["capacity_factors"] == list(CAPACITY_FACTORS) == [0.9, 1.0, 1.1]
+    assert sens["time_all_back_s"][1] == fm["models"]["late work dropped"]["time_all_back_s"]
+    assert sens["wait_p50_s"][0] > sens["wait_p50_s"][2]  # less capacity, longer waits
+    notes = V.storm_model({"fleet_model": {**fm, "sensitivity": jump}}).notes
+    assert any(n.startswith("time until all back on a knife edge: 15.4 to 30.0 s") for n in notes)
+    assert not any("knife edge" in n for n in V.storm_model({"fleet_model": {**fm, "sensitivity": smooth}}).notes)

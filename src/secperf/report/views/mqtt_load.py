@@ -152,6 +152,13 @@ def storm_model(m: Mapping[str, Any]) -> Grid | None:
             notes.append(
                 "burst band (only the backlog gets in .. an idle broker takes every first SYN): " + ", ".join(parts)
             )
+    sens = fm.get("sensitivity")
+    if isinstance(sens, Mapping) and sens.get("knife_edge") and sens.get("time_all_back_s_range"):
+        lo, hi = sens["time_all_back_s_range"]
+        notes.append(
+            f"time until all back on a knife edge: {lo:.1f} to {hi:.1f} s within +-10 % of the capacity (the last "
+            "clients return on a rung of TCP's doubling retransmissions); judge the wait percentiles or repeats"
+        )
     acc = fm.get("accept_per_s")
     if fm.get("backlog") is not None and isinstance(acc, (int, float)):  # the model's inputs, with their source
         notes.append(
