@@ -106,9 +106,10 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
         out["note"] = (
             f"{c.clients} first attempts within {c.spread_s:g} s: beyond mosquitto's listen backlog of "
             f"{MOSQUITTO_BACKLOG} the kernel drops SYNs the broker has not accepted and those clients wait "
-            "for TCP's SYN retransmission (1, 2, 3, 4, 5, 7, 11 s ... on Linux 6.5+). The model has both: the first SYNs meet the "
-            "broker in the pass that closes the reset connections (only the backlog gets in), later ones an idle "
-            "broker accepting accept_per_s, or a busy one taking a backlog per pass"
+            "for TCP's SYN retransmission (1, 2, 3, 4, 5, 7, 11 s ... on Linux 6.5+). The model has both ends of "
+            "the first wave: the first SYNs meet the broker in the pass that closes the reset connections (only the "
+            "backlog gets in), or an idle broker taking them at accept_per_s ('first SYNs taken'); later SYNs meet "
+            "an idle broker or a busy one taking a backlog per pass"
         )
     # the idle broker's accept rate, measured before the load (measure/accept_rate.py); without it the
     # model's assumption (20,000/s)
