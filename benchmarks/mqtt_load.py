@@ -10,6 +10,9 @@ The storms of the backlog check (issue 45), a few minutes each:
 
     PYTHONPATH=src nice .venv/bin/python benchmarks/mqtt_load.py --clients 10000 --hold 60 --json out.json
 
+A storm that overflows the accept queue is judged over its repeats (benchmarks/storm_repeats.py on the
+saved --json files): its time until all are back is bimodal from run to run.
+
 mosquitto is pinned to --core (0), the generator to the other cores. The machine may be shared: the
 processes taking CPU when the run starts and the load average before and after are printed with the
 figures, so a slow broker can be told from a loaded machine."""
