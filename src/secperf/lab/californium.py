@@ -23,7 +23,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 
 from .pki import CertSet
-from .services import Service, ServiceError, await_listening, drain_queue, start_limit_s
+from .services import Service, ServiceError, await_listening, drain_queue
 
 JAR_NAME = "secperf-californium.jar"
 JAR_ENV = "SECPERF_CALIFORNIUM_JAR"
@@ -98,7 +98,7 @@ class CaliforniumServer(Service):
             str(self.cid_length),
         ]
         proc = self._spawn(argv, stdout=subprocess.PIPE)
-        self.port = await_listening(self, proc, "handshake", self.handshakes, 3 * start_limit_s())  # a JVM starts
+        self.port = await_listening(self, proc, "handshake", self.handshakes, 30)
         return self
 
     def drain(self) -> list[dict[str, Any]]:

@@ -63,13 +63,6 @@ __all__ = [
 
 _T = TypeVar("_T")
 _LIVE: set[Service] = set()
-START_LIMIT_S = 10.0  # a lab server's time to report or open its port, before $SECPERF_LIMIT_SCALE
-
-
-def start_limit_s() -> float:
-    """The time a lab server has to report its port or start listening: START_LIMIT_S after
-    $SECPERF_LIMIT_SCALE (above 1 on a loaded host, where start-up itself is slow)."""
-    return registry.scaled(START_LIMIT_S) or START_LIMIT_S
 
 
 class ServiceError(MeasurementError):
@@ -229,7 +222,7 @@ class ProbeServer(Service):
         if self.client_ca:
             argv += ["--ca", str(self.client_ca), "--verify-client"]
         proc = self._spawn(argv + self.args, stdout=subprocess.PIPE)
-        self.port = await_listening(self, proc, "server_conn", self.conns, start_limit_s())
+        self.port = await_listening(self, proc, "server_conn", self.conns, 10)
         return self
 
     def drain(self) -> list[dict[str, Any]]:
@@ -347,12 +340,12 @@ class SServer(Service):
             stdin=subprocess.PIPE if self.proto == "dtls" else subprocess.DEVNULL,
         )
         # a DTLS s_server prints a bare ACCEPT: its port is the one chosen above
-        found = watch_stdout(proc, lambda line: re.search(r"ACCEPT(?:\s+\S+:(\d+))?", line), start_limit_s())
+        found = watch_stdout(proc, lambda line: re.search(r"ACCEPT(?:\s+\S+:(\d+))?", line), 10)
         if found is None:
-            raise self.fail(f"did not print its ACCEPT address within {start_limit_s():g} s")
+            raise self.fail("did not print its ACCEPT address within 10 s")
         port = int(found.group(1) or argv[argv.index("-accept") + 1].rsplit(":", 1)[1])
         self.port = port
-        if self.proto == "tls" and not wait_tcp(port, start_limit_s(), proc, self.bind, self.make_socket):
+        if self.proto == "tls" and not wait_tcp(port, 10, proc, self.bind, self.make_socket):
             raise self.fail(f"not accepting on port {port}")
         return self
 
@@ -436,7 +429,7 @@ class Nginx(Service):
             proc = self._spawn(
                 [exe, "-p", str(self.workdir), "-c", str(self.workdir / "nginx.conf"), "-e", str(self.log_path)]
             )
-            if wait_tcp(port, start_limit_s(), proc, self.bind, self.make_socket):
+            if wait_tcp(port, 10, proc, self.bind, self.make_socket):
                 self.port = port
                 return self
             self.stop()
