@@ -79,6 +79,18 @@ def skip_if(condition: bool, category: str, reason: str) -> pytest.MarkDecorator
     return pytest.mark.skipif(condition, reason=_reason(category, reason))
 
 
+def load_benchmark(filename: str) -> Iterator[types.ModuleType]:
+    """A module fixture's body: benchmarks/<filename> loaded by path under a name of its own (registered
+    while the module's tests run, so that its dataclasses resolve), removed after."""
+    spec = importlib.util.spec_from_file_location(f"{Path(filename).stem}_under_test", ROOT / "benchmarks" / filename)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    yield mod
+    sys.modules.pop(spec.name, None)
+
+
 def device_build_or_skip(stack: str, target: str, config: str | None = None):
     """The device build of `stack` for `target` (and `config`), built through the project's own function,
     or a needs-bootstrap skip naming what is missing (scripts/bootstrap installs it)."""

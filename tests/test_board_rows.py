@@ -6,17 +6,13 @@ cache (everything else of the profile kept); the STM32Cube pack's builds keep th
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import tomllib
 from importlib import resources
-from pathlib import Path
 
 import pytest
 
+from conftest import load_benchmark
 from secperf.inputs.devices import core
-
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "device_boards.py"
 
 
 def _data(name: str) -> dict:
@@ -25,13 +21,7 @@ def _data(name: str) -> dict:
 
 @pytest.fixture(scope="module")
 def device_boards():
-    spec = importlib.util.spec_from_file_location("device_boards_under_test", BENCH)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    yield mod
-    sys.modules.pop(spec.name, None)
+    yield from load_benchmark("device_boards.py")
 
 
 def test_every_build_configuration_a_matched_row_names_exists_for_its_library(device_boards):

@@ -1,24 +1,16 @@
 """benchmarks/storm_repeats.py: the same storm's repeats set beside the model, judged on their medians."""
 
-import importlib.util
 import json
 import sys
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "storm_repeats.py"
+from conftest import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def repeats():
-    spec = importlib.util.spec_from_file_location("storm_repeats_under_test", BENCH)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    yield mod
-    sys.modules.pop(spec.name, None)
+    yield from load_benchmark("storm_repeats.py")
 
 
 def _record(all_back, p50, model_all_back, model_p50, within=False):
