@@ -66,7 +66,7 @@ def storms(files: list[Path], rates: dict[str, float]) -> dict[str, int]:
     within = dict.fromkeys(rates, 0)
     for f in files:
         m = json.loads(f.read_text())["run"]
-        c = MqttLoadConfig(**{k: v for k, v in m["config"].items() if k in MqttLoadConfig.__dataclass_fields__})
+        c = MqttLoadConfig.from_record(m["config"])
         cells = []
         for name, acc in rates.items():
             v = storm_vs_model(c, {**m, "accept_rate": {"accept_per_s": acc}})["models"]["late work dropped"]

@@ -25,11 +25,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from secperf.app.mqtt_load import RATIO_TARGET, storm_vs_model
+from secperf.app.mqtt_load import RATIO_TARGET, TARGET_FIGURES, storm_vs_model
 from secperf.measure.mqtt_load import MqttLoadConfig
 
-FIGURES = ("time_all_back_s", "wait_p50_s")  # the target's two figures
-SHOWN = (*FIGURES, "wait_p90_s", "wait_p99_s")
+SHOWN = (*TARGET_FIGURES, "wait_p90_s", "wait_p99_s")
 # what makes two runs the same storm
 SAME = ("clients", "spread_s", "timeout_s", "policy", "base_s", "cap_s", "key", "resume_ratio", "se_profile")
 
@@ -37,7 +36,7 @@ SAME = ("clients", "spread_s", "timeout_s", "policy", "base_s", "cap_s", "key", 
 def modelled(path: Path) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
     """(the storm's configuration key, storm_vs_model's record) of one saved run; None without a storm."""
     m = json.loads(path.read_text())["run"]
-    c = MqttLoadConfig(**{k: v for k, v in m["config"].items() if k in MqttLoadConfig.__dataclass_fields__})
+    c = MqttLoadConfig.from_record(m["config"])
     fm = storm_vs_model(c, m)
     if fm is None:
         return None
@@ -69,7 +68,8 @@ def judge(runs: list[dict[str, Any]]) -> dict[str, Any]:
         v["syn_drops"] = statistics.median(x["syn_drops"] for x in mods)
         v["ack_overflows"] = statistics.median(x["ack_overflows"] for x in mods)
         v["within_target_on_medians"] = all(
-            (x := v[f"ratio_of_medians_{k}"]) is not None and RATIO_TARGET[0] <= x <= RATIO_TARGET[1] for k in FIGURES
+            (x := v[f"ratio_of_medians_{k}"]) is not None and RATIO_TARGET[0] <= x <= RATIO_TARGET[1]
+            for k in TARGET_FIGURES
         )
         out["models"][name] = v
     return out

@@ -107,6 +107,12 @@ class MqttLoadConfig:
         """The configuration as the Result says it (names, not the resolved profiles)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.compare}
 
+    @classmethod
+    def from_record(cls, d: dict[str, Any]) -> MqttLoadConfig:
+        """The configuration a Result or a saved run recorded (as_dict), keys of other secperf versions left out."""
+        known = {f.name for f in fields(cls) if f.compare}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
     def client_se(self) -> Profile | None:
         """The clients' secure-element profile (--se), as the command resolved it; None without one."""
         if self.se_profile is None:
