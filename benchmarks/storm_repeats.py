@@ -82,7 +82,13 @@ def main() -> int:
     a = ap.parse_args()
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     for p in a.runs:
-        got = modelled(p)
+        try:
+            got = modelled(p)
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # not a run benchmarks/mqtt_load.py saved
+            print(
+                f"{p}: not a run saved by benchmarks/mqtt_load.py --json ({type(exc).__name__}: {exc})", file=sys.stderr
+            )
+            return 2
         if got is None:
             print(f"{p}: no storm or no capacity, left out", file=sys.stderr)
             continue

@@ -51,3 +51,13 @@ def test_a_saved_run_without_a_storm_is_left_out_by_name(repeats, tmp_path, caps
     monkeypatch.setattr(sys, "argv", ["storm_repeats.py", str(f)])
     assert repeats.main() == 0
     assert "no-storm.json: no storm or no capacity, left out" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", [None, "{}", "not json"])
+def test_a_file_that_is_no_saved_run_exits_2_naming_it(repeats, tmp_path, capsys, monkeypatch, content):
+    f = tmp_path / "bad.json"
+    if content is not None:
+        f.write_text(content)
+    monkeypatch.setattr(sys, "argv", ["storm_repeats.py", str(f)])
+    assert repeats.main() == 2
+    assert f"{f}: not a run saved by benchmarks/mqtt_load.py --json" in capsys.readouterr().err
